@@ -1,0 +1,210 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/pgtest"
+	"github.com/watchdogd/watchdogd/internal/scan"
+)
+
+// These tests run the real binary.
+var (
+	binary string
+	pg     *pgtest.Server
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "watchdogd-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "watchdogd")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build watchdogd: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	pg, err = pgtest.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start PostgreSQL for tests:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	pg.Close()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func watchdogd(t *testing.T, env []string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+var demoNow = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+// TestSameReportOnBothDialects: one kandevtest dataset loaded into SQLite and
+// into PostgreSQL gives the same report from `watchdogd scan`.
+func TestSameReportOnBothDialects(t *testing.T) {
+	ctx := context.Background()
+	ds := kandevtest.Demo(demoNow)
+	lite, err := kandevtest.CreateSQLite(filepath.Join(t.TempDir(), "kandev.db"), kandevtest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lite.Write(ctx, ds); err != nil {
+		t.Fatal(err)
+	}
+	_ = lite.Close()
+	dsn, err := pg.NewDatabase(ctx, "report")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pgdb, err := kandevtest.CreatePostgres(ctx, dsn, kandevtest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pgdb.Write(ctx, ds); err != nil {
+		t.Fatal(err)
+	}
+	_ = pgdb.Close()
+
+	reports := map[string]string{}
+	for name, url := range map[string]string{"sqlite": lite.URL(), "postgres": dsn} {
+		r := watchdogd(t, nil, "scan", "--database-url", url, "--now", demoNow.Format(time.RFC3339), "--output", "json")
+		if r.code != 0 {
+			t.Fatalf("%s: exit %d: %s", name, r.code, r.stderr)
+		}
+		reports[name] = r.stdout
+	}
+	if reports["sqlite"] != reports["postgres"] {
+		t.Fatalf("reports differ\nsqlite:\n%s\npostgres:\n%s", reports["sqlite"], reports["postgres"])
+	}
+	var rep scan.Report
+	if err := json.Unmarshal([]byte(reports["sqlite"]), &rep); err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]bool{}
+	for _, f := range rep.Findings {
+		kinds[f.Kind] = true
+	}
+	for _, k := range scan.Kinds {
+		if !kinds[k] {
+			t.Errorf("the demo dataset has no %s finding", k)
+		}
+	}
+	if len(rep.Sessions) != 12 {
+		t.Errorf("%d active sessions, want 12 (terminal and archived ones excluded)", len(rep.Sessions))
+	}
+}
+
+// TestDemo: `watchdogd demo` prints findings of every kind.
+func TestDemo(t *testing.T) {
+	r := watchdogd(t, nil, "demo")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, k := range scan.Kinds {
+		if !strings.Contains(r.stdout, k) {
+			t.Errorf("demo output lacks %s:\n%s", k, r.stdout)
+		}
+	}
+}
+
+// TestUsageErrors: unknown flags and unreadable databases give one clear
+// line on stderr and a non-zero exit.
+func TestUsageErrors(t *testing.T) {
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"scan", "--bogus"}, 2, "flag provided but not defined: -bogus"},
+		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{[]string{"scan", "--now", "yesterday"}, 2, "--now \"yesterday\" is not an RFC 3339 time"},
+		{[]string{"scan", "--database-url", "sqlite:///nonexistent/kandev.db"}, 1, "/nonexistent/kandev.db: stat"},
+		{[]string{"scan", "--database-url", "mysql://x"}, 1, "want sqlite://PATH"},
+		{[]string{"scan", "--database-url", "postgres://nobody:hunter2@127.0.0.1:1/x?connect_timeout=2"}, 1, "kandev database"},
+		{[]string{"scan", "--output", "xml", "--database-url", "sqlite:///x"}, 2, `--output "xml"`},
+	}
+	for _, c := range cases {
+		r := watchdogd(t, nil, c.args...)
+		if r.code != c.code || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: exit %d stderr %q, want exit %d and %q", c.args, r.code, r.stderr, c.code, c.want)
+		}
+		if n := strings.Count(strings.TrimSpace(r.stderr), "\n"); n > 0 {
+			t.Errorf("%v: %d lines on stderr, want one: %q", c.args, n+1, r.stderr)
+		}
+		if strings.Contains(r.stderr, "hunter2") {
+			t.Errorf("%v: password on stderr: %q", c.args, r.stderr)
+		}
+	}
+}
+
+// TestDatabaseURLPrecedence: flag > env > file > kandev's default.
+func TestDatabaseURLPrecedence(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db, err := kandevtest.CreateSQLite(filepath.Join(dir, "kandev.db"), kandevtest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Write(ctx, kandevtest.Demo(demoNow)); err != nil {
+		t.Fatal(err)
+	}
+	_ = db.Close()
+	cfg := filepath.Join(dir, "w.yaml")
+	if err := os.WriteFile(cfg, []byte("database:\n  url: sqlite:///from/file.db\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// File only: its URL is used (and does not exist).
+	if r := watchdogd(t, nil, "scan", "--config", cfg); !strings.Contains(r.stderr, "/from/file.db") {
+		t.Errorf("file URL not used: %q", r.stderr)
+	}
+	// Env beats file.
+	if r := watchdogd(t, []string{"WATCHDOGD_DATABASE_URL=" + db.URL()}, "scan", "--config", cfg); r.code != 0 {
+		t.Errorf("env URL not used: %q", r.stderr)
+	}
+	// Flag beats env.
+	if r := watchdogd(t, []string{"WATCHDOGD_DATABASE_URL=sqlite:///from/env.db"}, "scan", "--config", cfg, "--database-url", db.URL()); r.code != 0 {
+		t.Errorf("flag URL not used: %q", r.stderr)
+	}
+	// Nothing given: kandev's default under KANDEV_HOME_DIR.
+	home := filepath.Join(dir, "home")
+	if err := os.MkdirAll(filepath.Join(home, "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(dir, "kandev.db"), filepath.Join(home, "data", "kandev.db")); err != nil {
+		t.Fatal(err)
+	}
+	if r := watchdogd(t, []string{"KANDEV_HOME_DIR=" + home, "WATCHDOGD_DATABASE_URL="}, "scan"); r.code != 0 {
+		t.Errorf("kandev's default location not used: %q", r.stderr)
+	}
+}

@@ -1,0 +1,85 @@
+// Package app wires watchdogd together: configuration, kandev's snapshot,
+// findings, the ledger, notifiers, the schedule, HTTP and metrics. Every
+// subcommand enters through Run.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// Options are a parsed command line.
+type Options struct {
+	Command     string // scan, demo, version, …
+	ConfigFile  string
+	DatabaseURL string
+	// Now fixes the instant ages are measured at (zero: the wall clock).
+	Now    time.Time
+	Output string // table or json
+	Once   bool
+	DryRun bool
+	// Files are check-config's arguments.
+	Files []string
+
+	Version string
+	Stdout  io.Writer
+	Stderr  io.Writer
+	Getenv  func(string) string
+}
+
+// Exit codes.
+const (
+	ExitOK      = 0
+	ExitFailure = 1
+	ExitUsage   = 2
+)
+
+// Run runs one subcommand and returns the process exit code. Errors are
+// printed as one line on stderr.
+func Run(ctx context.Context, opts Options) int {
+	var err error
+	switch opts.Command {
+	case "version":
+		_, err = fmt.Fprintf(opts.Stdout, "watchdogd %s\n", opts.Version)
+	case "scan":
+		err = runScan(ctx, opts)
+	case "demo":
+		err = runDemo(ctx, opts)
+	default:
+		err = usageError(fmt.Sprintf("unknown command %q", opts.Command))
+	}
+	if err == nil {
+		return ExitOK
+	}
+	fmt.Fprintf(opts.Stderr, "watchdogd %s: %s\n", opts.Command, OneLine(err))
+	var u usageError
+	if errors.As(err, &u) {
+		return ExitUsage
+	}
+	return ExitFailure
+}
+
+// OneLine flattens an error for a one-line report (pgx, for one, puts each
+// address it tried on its own line).
+func OneLine(err error) string {
+	lines := strings.FieldsFunc(err.Error(), func(r rune) bool { return r == '\n' || r == '\r' })
+	for i := range lines {
+		lines[i] = strings.TrimSpace(lines[i])
+	}
+	return strings.Join(lines, "; ")
+}
+
+type usageError string
+
+func (u usageError) Error() string { return string(u) }
+
+func (o Options) now() time.Time {
+	if !o.Now.IsZero() {
+		return o.Now
+	}
+	return time.Now()
+}

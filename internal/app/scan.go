@@ -1,0 +1,99 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/watchdogd/watchdogd/internal/config"
+	"github.com/watchdogd/watchdogd/internal/kandev"
+	"github.com/watchdogd/watchdogd/internal/scan"
+)
+
+// loadConfig reads --config, or the defaults when none is given.
+func loadConfig(opts Options) (*config.Config, error) {
+	if opts.ConfigFile == "" {
+		return config.Default(), nil
+	}
+	return config.Load(opts.ConfigFile, opts.Getenv)
+}
+
+// databaseURL resolves kandev's database: flag > env > file > kandev's own
+// default location.
+func databaseURL(opts Options, cfg *config.Config) (string, error) {
+	switch {
+	case opts.DatabaseURL != "":
+		return opts.DatabaseURL, nil
+	case opts.Getenv("WATCHDOGD_DATABASE_URL") != "":
+		return opts.Getenv("WATCHDOGD_DATABASE_URL"), nil
+	case cfg.Database.URL != "":
+		return cfg.Database.URL, nil
+	case cfg.Database.URLFile != "":
+		b, err := os.ReadFile(cfg.Database.URLFile)
+		if err != nil {
+			return "", fmt.Errorf("database.url_file: %w", err)
+		}
+		return strings.TrimSpace(string(b)), nil
+	}
+	return kandev.DefaultURL(opts.Getenv), nil
+}
+
+func scanOptions(cfg *config.Config) scan.Options {
+	t := cfg.Thresholds
+	return scan.Options{
+		Thresholds: scan.Thresholds{StallAfter: t.StallAfter, NeverStartedAfter: t.NeverStartedAfter,
+			ClarificationAfter: t.ClarificationAfter, PermissionAfter: t.PermissionAfter, InterruptedAfter: t.InterruptedAfter},
+		KandevRule: cfg.Kandev.CurrentTurnRule,
+		BaseURL:    cfg.Kandev.BaseURL,
+	}
+}
+
+// runScan reads kandev once and prints the report; no ledger, no sending.
+func runScan(ctx context.Context, opts Options) error {
+	if opts.Output != "table" && opts.Output != "json" {
+		return usageError(fmt.Sprintf("--output %q: want table or json", opts.Output))
+	}
+	cfg, err := loadConfig(opts)
+	if err != nil {
+		return err
+	}
+	url, err := databaseURL(opts, cfg)
+	if err != nil {
+		return err
+	}
+	rep, err := scanOnce(ctx, url, cfg, opts.now())
+	if err != nil {
+		return err
+	}
+	return printReport(opts.Stdout, opts.Output, rep)
+}
+
+// scanOnce opens kandev's database, takes one snapshot within
+// database.scan_timeout, and builds the report.
+func scanOnce(ctx context.Context, url string, cfg *config.Config, now time.Time) (scan.Report, error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.Database.ScanTimeout)
+	defer cancel()
+	r, err := kandev.Open(ctx, url, kandev.Options{})
+	if err != nil {
+		return scan.Report{}, err
+	}
+	defer func() { _ = r.Close() }()
+	snap, err := r.Snapshot(ctx)
+	if err != nil {
+		return scan.Report{}, err
+	}
+	return scan.Findings(snap, scanOptions(cfg), now), nil
+}
+
+func printReport(w io.Writer, format string, rep scan.Report) error {
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	return scan.WriteTable(w, rep)
+}

@@ -1,0 +1,140 @@
+package authority_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/watchdogd/watchdogd/internal/authority"
+	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/pgtest"
+)
+
+func startPostgres(t *testing.T) *kandevtest.Postgres {
+	t.Helper()
+	srv, err := pgtest.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	ctx := context.Background()
+	dsn, err := srv.NewDatabase(ctx, "authority")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := kandevtest.CreatePostgres(ctx, dsn, kandevtest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+// storable reports whether PostgreSQL's text type can hold the metadata at
+// all (no NUL byte, valid UTF-8); such inputs exist only on SQLite.
+func storable(ft []fuzzTurn) bool {
+	for _, t := range ft {
+		if t.meta != nil && (strings.IndexByte(*t.meta, 0) >= 0 || !utf8.ValidString(*t.meta)) {
+			return false
+		}
+	}
+	return true
+}
+
+func postgresEval(t *testing.T, db *kandevtest.Postgres, ft []fuzzTurn) dbEval {
+	ctx := context.Background()
+	conn := db.Conn()
+	if _, err := conn.Exec(ctx, "DELETE FROM task_session_turns; DELETE FROM task_session_messages"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Write(ctx, toDataset(ft)); err != nil {
+		t.Fatal(err)
+	}
+	cq, kq, fq := evalQueries(authority.Postgres)
+	ev := dbEval{flags: map[string][3]bool{}, malformed: map[string]bool{}}
+	anyBad := false
+	for _, tr := range ft {
+		var f [3]bool
+		err := conn.QueryRow(ctx, fq+"$1", tr.id).Scan(&f[0], &f[1], &f[2])
+		var pgErr *pgconn.PgError
+		switch {
+		case err == nil:
+		case errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "22"):
+			ev.malformed[tr.id], anyBad = true, true
+		default:
+			t.Fatal(err)
+		}
+		ev.flags[tr.id] = f
+	}
+	if anyBad {
+		// The fast statement would fail here; the snapshot resolves such a
+		// session with the Go rule, so only flags and validity are compared.
+		g := goEval(authority.Postgres, ft)
+		ev.current, ev.kandev = g.current, g.kandev
+		return ev
+	}
+	one := func(q string) string {
+		var id *string
+		if err := conn.QueryRow(ctx, q).Scan(&id); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			t.Fatalf("%v\n%s", err, q)
+		}
+		if id == nil {
+			return ""
+		}
+		return *id
+	}
+	ev.current, ev.kandev = one(cq), one(kq)
+	return ev
+}
+
+// TestResolvePostgresSeeds runs the differential fuzz test's seed corpus
+// against a real PostgreSQL: the Go rule in PostgreSQL mode must pick the
+// same turn and read the same flags and validity as the ::jsonb cast.
+func TestResolvePostgresSeeds(t *testing.T) {
+	db := startPostgres(t)
+	ran := 0
+	for _, s := range seeds() {
+		ft := decode([]byte(s[0]), s[1])
+		if !storable(ft) {
+			continue
+		}
+		ran++
+		compare(t, authority.Postgres, ft, postgresEval(t, db, ft), goEval(authority.Postgres, ft))
+	}
+	if ran < len(seeds())*3/4 {
+		t.Fatalf("only %d of %d seeds were storable in PostgreSQL", ran, len(seeds()))
+	}
+}
+
+// TestFixturePostgresFragments runs every shared fixture case through
+// PostgreSQL's fragments (the snapshot statement itself is tested in
+// internal/kandev).
+func TestFixturePostgresFragments(t *testing.T) {
+	cases, err := kandevtest.LoadResolutionCases(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := startPostgres(t)
+	for _, c := range cases {
+		ft := make([]fuzzTurn, len(c.Turns))
+		for i, tr := range c.Turns {
+			ft[i] = fuzzTurn{id: tr.ID, started: tr.StartedAt, created: tr.CreatedAt, completed: tr.CompletedAt, meta: tr.Metadata, messages: tr.Messages > 0}
+		}
+		ev := postgresEval(t, db, ft)
+		if ev.current != deref0(c.ExpectedCurrentTurnID) {
+			t.Errorf("%s: PostgreSQL current turn %q, want %q", c.Name, ev.current, deref0(c.ExpectedCurrentTurnID))
+		}
+	}
+}
+
+func deref0(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -1,0 +1,81 @@
+package authority
+
+import (
+	"fmt"
+	"regexp"
+)
+
+var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// Fragments returns the seed's AC-3 pair for a dialect and a turn table
+// alias: predicate (authority-eligible AND conversational) joins a site's
+// WHERE, orderBy (D1's four keys) replaces its ordering. Every watchdogd
+// statement that resolves a current turn takes the rule from here, so the
+// rule is written once per dialect.
+func Fragments(d Dialect, alias string) (predicate, orderBy string) {
+	mustIdent(alias)
+	predicate = fmt.Sprintf("(%s AND NOT %s)", eligible(d, alias), FlagSQL(d, alias+".metadata", KeyLifecycleOnly))
+	orderBy = fmt.Sprintf("CASE WHEN %[1]s.completed_at IS NULL THEN 0 ELSE 1 END, %[2]s", alias, keys234(d, alias))
+	return predicate, orderBy
+}
+
+// KandevFragments is released kandev's rule (DESIGN §4, "kandev's view"):
+// the authority predicate without the lifecycle exclusion, ordered by D1 keys
+// 2–4 without the open-first key. watchdogd computes it to find questions
+// kandev hides (shadowed_clarification).
+func KandevFragments(d Dialect, alias string) (predicate, orderBy string) {
+	mustIdent(alias)
+	return eligible(d, alias), keys234(d, alias)
+}
+
+// OpenFragment selects the open eligible conversational turns (the D2
+// invariant watchdogd observes).
+func OpenFragment(d Dialect, alias string) string {
+	p, _ := Fragments(d, alias)
+	return fmt.Sprintf("(%s.completed_at IS NULL AND %s)", alias, p)
+}
+
+func eligible(d Dialect, alias string) string {
+	meta := alias + ".metadata"
+	return fmt.Sprintf("(NOT %s OR %s OR EXISTS (SELECT 1 FROM task_session_messages authority_m WHERE authority_m.turn_id = %s.id))",
+		FlagSQL(d, meta, KeyDispatchPending), FlagSQL(d, meta, KeyDispatchAttempted), alias)
+}
+
+func keys234(d Dialect, alias string) string {
+	nulls := ""
+	if d == Postgres {
+		// PostgreSQL sorts NULL first in a descending order, SQLite last.
+		nulls = " NULLS LAST"
+	}
+	return fmt.Sprintf("%[1]s.started_at DESC%[2]s, %[1]s.created_at DESC%[2]s, %[1]s.id DESC", alias, nulls)
+}
+
+// FlagSQL is D12's flag(key) on a metadata expression, guarded so that no
+// row's metadata can fail the statement on SQLite. On PostgreSQL the ::jsonb
+// cast raises SQLSTATE 22P02 on malformed text; the snapshot catches that
+// under a savepoint and re-reads the rows as text for the Go rule.
+func FlagSQL(d Dialect, metadataExpr, key string) string {
+	mustIdent(key)
+	if d == SQLite {
+		return fmt.Sprintf("(CASE WHEN json_valid(%[1]s) THEN CAST(COALESCE(json_extract(%[1]s, '$.%[2]s'), '') AS TEXT) IN ('true', '1') ELSE 0 END)", metadataExpr, key)
+	}
+	return fmt.Sprintf("(COALESCE((%s)::jsonb ->> '%s', '') IN ('true', '1'))", metadataExpr, key)
+}
+
+func mustIdent(s string) {
+	if !identRE.MatchString(s) {
+		panic(fmt.Sprintf("authority: %q is not an SQL identifier", s))
+	}
+}
+
+// OldestFirst orders turns by D1 keys 2–4 reversed (NULL first, as the
+// reverse of a NULLS LAST descending order), for "the second-oldest open
+// turn".
+func OldestFirst(d Dialect, alias string) string {
+	mustIdent(alias)
+	nulls := ""
+	if d == Postgres {
+		nulls = " NULLS FIRST"
+	}
+	return fmt.Sprintf("%[1]s.started_at ASC%[2]s, %[1]s.created_at ASC%[2]s, %[1]s.id ASC", alias, nulls)
+}

@@ -1,0 +1,186 @@
+// Package config reads watchdogd's one YAML file strictly: unknown keys are
+// errors, every problem is reported at once as "file:line: field: problem",
+// everything but secrets has a default, and the result is validated before
+// anything uses it. Secrets (tokens, database URLs with passwords) come only
+// from files or the environment and are never echoed.
+package config
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"reflect"
+	"sort"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is a validated configuration. The zero value is not valid; use
+// Load, Parse or Default.
+type Config struct {
+	Database     Database           `yaml:"database"`
+	CycleTimeout time.Duration      `yaml:"cycle_timeout"`
+	Kandev       Kandev             `yaml:"kandev"`
+	Schedule     string             `yaml:"schedule"`
+	Thresholds   Thresholds         `yaml:"thresholds"`
+	Policy       map[string]*Policy `yaml:"policy"`
+	State        State              `yaml:"state"`
+	Slack        *Slack             `yaml:"slack"`
+	Silences     []Silence          `yaml:"silences"`
+	QuietHours   *QuietHours        `yaml:"quiet_hours"`
+	HA           HA                 `yaml:"ha"`
+	HTTP         HTTP               `yaml:"http"`
+	Log          Log                `yaml:"log"`
+
+	// File is where the config came from ("" for defaults).
+	File string `yaml:"-"`
+}
+
+// Database is kandev's database.
+type Database struct {
+	URL         string        `yaml:"url"`
+	URLFile     string        `yaml:"url_file"`
+	ScanTimeout time.Duration `yaml:"scan_timeout"`
+}
+
+// Kandev is how watchdogd reaches kandev.
+type Kandev struct {
+	BaseURL         string `yaml:"base_url"`
+	TokenFile       string `yaml:"token_file"`
+	CurrentTurnRule string `yaml:"current_turn_rule"`
+}
+
+// Thresholds are the finding thresholds (DESIGN §5).
+type Thresholds struct {
+	StallAfter         time.Duration `yaml:"stall_after"`
+	NeverStartedAfter  time.Duration `yaml:"never_started_after"`
+	ClarificationAfter time.Duration `yaml:"clarification_after"`
+	PermissionAfter    time.Duration `yaml:"permission_after"`
+	InterruptedAfter   time.Duration `yaml:"interrupted_after"`
+}
+
+// Policy is one finding kind's escalation ladder.
+type Policy struct {
+	Steps       []Step        `yaml:"steps"`
+	RepeatEvery time.Duration `yaml:"repeat_every"`
+	Resolve     *bool         `yaml:"resolve"`
+	ResolveHold time.Duration `yaml:"resolve_hold"`
+	Text        string        `yaml:"text"`
+}
+
+// Step is one rung: after a delay from the episode's since, do an action.
+type Step struct {
+	After   time.Duration `yaml:"after"`
+	Action  string        `yaml:"action"`
+	Mention bool          `yaml:"mention"`
+}
+
+// State is watchdogd's own ledger store.
+type State struct {
+	URL       string        `yaml:"url"`
+	URLFile   string        `yaml:"url_file"`
+	ClaimTTL  time.Duration `yaml:"claim_ttl"`
+	Retention time.Duration `yaml:"retention"`
+}
+
+// Slack is the Slack notifier.
+type Slack struct {
+	TokenFile           string        `yaml:"token_file"`
+	APIURL              string        `yaml:"api_url"`
+	Timeout             time.Duration `yaml:"timeout"`
+	DefaultChannel      string        `yaml:"default_channel"`
+	Routes              []Route       `yaml:"routes"`
+	MaxMessagesPerCycle int           `yaml:"max_messages_per_cycle"`
+}
+
+// Route sends matching episodes to a channel.
+type Route struct {
+	Match   Match  `yaml:"match"`
+	Channel string `yaml:"channel"`
+	Mention string `yaml:"mention"`
+}
+
+// Match selects episodes; empty fields match anything.
+type Match struct {
+	WorkspaceID string `yaml:"workspace_id"`
+	TaskID      string `yaml:"task_id"`
+	SessionID   string `yaml:"session_id"`
+	Kind        string `yaml:"kind"`
+}
+
+// Silence mutes (defers) matching episodes until a time.
+type Silence struct {
+	Match   Match     `yaml:"match"`
+	Until   Timestamp `yaml:"until"`
+	Comment string    `yaml:"comment"`
+}
+
+// QuietHours defer Slack steps inside a daily window.
+type QuietHours struct {
+	Timezone string    `yaml:"timezone"`
+	Start    ClockTime `yaml:"start"`
+	End      ClockTime `yaml:"end"`
+	Days     []string  `yaml:"days"`
+}
+
+// HA is the leader lease.
+type HA struct {
+	Enabled  bool          `yaml:"enabled"`
+	LeaseTTL time.Duration `yaml:"lease_ttl"`
+}
+
+// HTTP is the metrics, probes and status page listener.
+type HTTP struct {
+	Listen        string `yaml:"listen"`
+	WebConfigFile string `yaml:"web_config_file"`
+	UI            *bool  `yaml:"ui"`
+}
+
+// Log is logging.
+type Log struct {
+	Level  string `yaml:"level"`
+	Format string `yaml:"format"`
+}
+
+// Default is the configuration with no file at all.
+func Default() *Config {
+	c := &Config{}
+	applyDefaults(c)
+	return c
+}
+
+// Load reads, defaults and validates a config file. getenv answers whether
+// secret sources given by environment variables are set.
+func Load(path string, getenv func(string) string) (*Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	return Parse(path, b, getenv)
+}
+
+// Parse reads, defaults and validates config text; name is used in errors.
+// Every problem is reported at once, as *Problems.
+func Parse(name string, b []byte, getenv func(string) string) (*Config, error) {
+	c := &Config{File: name}
+	d := &decoder{lines: map[string]int{}, getenv: getenv}
+	if len(bytes.TrimSpace(b)) > 0 {
+		var root yaml.Node
+		dec := yaml.NewDecoder(bytes.NewReader(b))
+		if err := dec.Decode(&root); err != nil {
+			return nil, &Problems{File: name, Items: []Problem{{Line: yamlErrLine(err), Field: "(syntax)", Msg: yamlErrMsg(err)}}}
+		}
+		if len(root.Content) > 0 {
+			d.decode(root.Content[0], reflect.ValueOf(c).Elem(), "")
+		}
+	}
+	explicitZeros(c, d)
+	applyDefaults(c)
+	validate(c, d)
+	if len(d.problems) > 0 {
+		sort.SliceStable(d.problems, func(i, j int) bool { return d.problems[i].Line < d.problems[j].Line })
+		return nil, &Problems{File: name, Items: d.problems}
+	}
+	return c, nil
+}

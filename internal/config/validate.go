@@ -1,0 +1,286 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+)
+
+// validate checks the defaulted config; d knows where each field was set.
+func validate(c *Config, d *decoder) {
+	v := validator{d: d}
+	v.database(c)
+	v.kandev(c)
+	if _, err := cron.ParseStandard(c.Schedule); err != nil {
+		v.add("schedule", "%q is not a cron schedule: %v", c.Schedule, err)
+	}
+	if c.Database.ScanTimeout > c.CycleTimeout {
+		v.add("database.scan_timeout", "%s is longer than cycle_timeout (%s), which bounds the whole cycle", c.Database.ScanTimeout, c.CycleTimeout)
+	}
+	v.policies(c)
+	v.state(c)
+	v.slack(c)
+	v.silences(c)
+	v.quietHours(c)
+	v.http(c)
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		v.add("log.level", "%q is not one of debug, info, warn, error", c.Log.Level)
+	}
+	switch c.Log.Format {
+	case "", "json", "console":
+	default:
+		v.add("log.format", "%q is not json or console", c.Log.Format)
+	}
+}
+
+type validator struct{ d *decoder }
+
+// add records a problem at the line where path (or its nearest set parent)
+// was written.
+func (v validator) add(path, format string, args ...any) {
+	line := 0
+	for p := path; p != ""; p = parent(p) {
+		if l, ok := v.d.lines[p]; ok {
+			line = l
+			break
+		}
+	}
+	v.d.add(line, path, format, args...)
+}
+
+func parent(p string) string {
+	if i := strings.LastIndexAny(p, ".["); i >= 0 {
+		return p[:i]
+	}
+	return ""
+}
+
+func (v validator) set(path string) bool { _, ok := v.d.lines[path]; return ok }
+
+func (v validator) database(c *Config) {
+	if c.Database.URL != "" && c.Database.URLFile != "" {
+		v.add("database.url_file", "set both database.url and database.url_file; choose one")
+	}
+	if c.Database.URL != "" {
+		v.url("database.url", c.Database.URL, true)
+	}
+}
+
+// url checks a database URL's scheme and that no password is written in the
+// YAML: passwords come from *_file or the environment.
+func (v validator) url(path, raw string, sqliteOK bool) {
+	switch {
+	case strings.HasPrefix(raw, "sqlite://"):
+		if !sqliteOK {
+			v.add(path, "must be a PostgreSQL URL")
+		} else if raw == "sqlite://" {
+			v.add(path, "names no file")
+		}
+		return
+	case strings.HasPrefix(raw, "postgres://"), strings.HasPrefix(raw, "postgresql://"):
+	default:
+		v.add(path, "want sqlite://PATH, postgres:// or postgresql://")
+		return
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		v.add(path, "is not a valid URL")
+		return
+	}
+	if _, has := u.User.Password(); has || u.Query().Has("password") {
+		v.add(path, "contains a password; put the URL in %s_file or the environment instead", path)
+	}
+}
+
+func (v validator) kandev(c *Config) {
+	if c.Kandev.CurrentTurnRule != "pre_spec" && c.Kandev.CurrentTurnRule != "spec" {
+		v.add("kandev.current_turn_rule", "%q is not pre_spec or spec", c.Kandev.CurrentTurnRule)
+	}
+	u, err := url.Parse(c.Kandev.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		v.add("kandev.base_url", "%q is not an http(s) URL", c.Kandev.BaseURL)
+	} else if u.User != nil {
+		v.add("kandev.base_url", "must not carry credentials; use kandev.token_file")
+	}
+}
+
+func (v validator) policies(c *Config) {
+	for kind, p := range c.Policy {
+		path := "policy." + kind
+		if !known1(kind) {
+			v.add(path, "unknown finding kind (known: %s)", strings.Join(kinds, ", "))
+			continue
+		}
+		if len(p.Steps) == 0 {
+			v.add(path+".steps", "needs at least one step")
+		}
+		for i, s := range p.Steps {
+			sp := fmt.Sprintf("%s.steps[%d]", path, i)
+			switch s.Action {
+			case ActionSlack, ActionLog, ActionCancelAndNudge:
+			case ActionNudge:
+				if kind == "stalled_turn" || kind == "never_started" {
+					v.add(sp+".action", "kandev refuses message.add while a session is RUNNING; use cancel_and_nudge for %s", kind)
+				}
+			case "":
+				v.add(sp+".action", "is required (slack, nudge, cancel_and_nudge or log)")
+			default:
+				v.add(sp+".action", "%q is not slack, nudge, cancel_and_nudge or log", s.Action)
+			}
+			if s.After < 0 {
+				v.add(sp+".after", "must not be negative")
+			}
+			if i > 0 && s.After < p.Steps[i-1].After {
+				v.add(sp+".after", "%s comes before the previous step's %s; steps run in order", s.After, p.Steps[i-1].After)
+			}
+		}
+		if p.RepeatEvery < 0 {
+			v.add(path+".repeat_every", "must not be negative")
+		}
+		if p.ResolveHold < 0 {
+			v.add(path+".resolve_hold", "must not be negative")
+		}
+	}
+}
+
+func known1(kind string) bool {
+	for _, k := range kinds {
+		if k == kind {
+			return true
+		}
+	}
+	return false
+}
+
+func (v validator) state(c *Config) {
+	if c.State.URL != "" && c.State.URLFile != "" && v.set("state.url") {
+		v.add("state.url_file", "set both state.url and state.url_file; choose one")
+	}
+	if v.set("state.url") {
+		v.url("state.url", c.State.URL, true)
+	}
+	if c.Slack != nil && c.State.ClaimTTL < c.Slack.Timeout+time.Second {
+		v.add("state.claim_ttl", "%s must be at least slack.timeout + 1s (%s), so a crashed holder's request has landed or died before a takeover", c.State.ClaimTTL, c.Slack.Timeout+time.Second)
+	}
+	if c.HA.Enabled && !strings.HasPrefix(c.State.URL, "postgres") && c.State.URLFile == "" {
+		v.add("ha.enabled", "replicas share their ledger: set state.url (or state.url_file) to PostgreSQL")
+	}
+}
+
+var mentionRE = regexp.MustCompile(`^<(!subteam\^[A-Z0-9]+(\|[^>]*)?|@[UW][A-Z0-9]+|!here|!channel|!everyone)>$`)
+
+func (v validator) slack(c *Config) {
+	s := c.Slack
+	if s == nil {
+		return
+	}
+	if s.TokenFile == "" && !v.d.envSet("WATCHDOGD_SLACK_TOKEN") {
+		v.add("slack.token_file", "no bot token source: set slack.token_file or WATCHDOGD_SLACK_TOKEN")
+	}
+	if u, err := url.Parse(s.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		v.add("slack.api_url", "%q is not an http(s) URL", s.APIURL)
+	}
+	if s.MaxMessagesPerCycle < 1 {
+		v.add("slack.max_messages_per_cycle", "must be at least 1")
+	}
+	if s.DefaultChannel == "" && len(s.Routes) == 0 {
+		v.add("slack", "needs slack.default_channel or at least one route")
+	}
+	for i, r := range s.Routes {
+		p := fmt.Sprintf("slack.routes[%d]", i)
+		if r.Channel == "" {
+			v.add(p+".channel", "is required")
+		}
+		if r.Mention != "" && !mentionRE.MatchString(r.Mention) {
+			v.add(p+".mention", "%q is not a Slack mention like <!subteam^S123>, <@U123> or <!here>", r.Mention)
+		}
+		v.match(p+".match", r.Match)
+	}
+}
+
+func (v validator) match(path string, m Match) {
+	if m.Kind != "" && !known1(m.Kind) {
+		v.add(path+".kind", "unknown finding kind %q", m.Kind)
+	}
+}
+
+func (v validator) silences(c *Config) {
+	for i, s := range c.Silences {
+		p := fmt.Sprintf("silences[%d]", i)
+		if s.Until.IsZero() {
+			v.add(p+".until", "is required (an RFC 3339 time)")
+		}
+		if s.Match == (Match{}) {
+			v.add(p+".match", "needs at least one of workspace_id, task_id, session_id, kind")
+		}
+		v.match(p+".match", s.Match)
+	}
+}
+
+var weekdays = map[string]time.Weekday{"sun": time.Sunday, "mon": time.Monday, "tue": time.Tuesday, "wed": time.Wednesday, "thu": time.Thursday, "fri": time.Friday, "sat": time.Saturday}
+
+func (v validator) quietHours(c *Config) {
+	q := c.QuietHours
+	if q == nil {
+		return
+	}
+	if q.Timezone == "" {
+		q.Timezone = "UTC"
+	}
+	if _, err := time.LoadLocation(q.Timezone); err != nil {
+		v.add("quiet_hours.timezone", "%q is not a time zone (like Europe/Berlin)", q.Timezone)
+	}
+	if !q.Start.Set {
+		v.add("quiet_hours.start", "is required (HH:MM)")
+	}
+	if !q.End.Set {
+		v.add("quiet_hours.end", "is required (HH:MM)")
+	}
+	if q.Start.Set && q.End.Set && q.Start == q.End {
+		v.add("quiet_hours.end", "equals start; the window would be empty")
+	}
+	for i, d := range q.Days {
+		if _, ok := weekdays[strings.ToLower(d)]; !ok {
+			v.add(fmt.Sprintf("quiet_hours.days[%d]", i), "%q is not one of mon, tue, wed, thu, fri, sat, sun", d)
+		}
+	}
+}
+
+func (v validator) http(c *Config) {
+	if _, _, err := net.SplitHostPort(c.HTTP.Listen); err != nil {
+		v.add("http.listen", "%q is not host:port", c.HTTP.Listen)
+	}
+}
+
+// Weekday parses a quiet-hours day name.
+func Weekday(s string) (time.Weekday, bool) {
+	d, ok := weekdays[strings.ToLower(s)]
+	return d, ok
+}
+
+// explicitZeros catches durations written as 0 where 0 is meaningless,
+// before defaults would silently replace them.
+func explicitZeros(c *Config, d *decoder) {
+	v := validator{d: d}
+	for path, val := range map[string]time.Duration{
+		"database.scan_timeout": c.Database.ScanTimeout, "cycle_timeout": c.CycleTimeout,
+		"thresholds.stall_after": c.Thresholds.StallAfter, "thresholds.never_started_after": c.Thresholds.NeverStartedAfter,
+		"thresholds.clarification_after": c.Thresholds.ClarificationAfter, "thresholds.permission_after": c.Thresholds.PermissionAfter,
+		"thresholds.interrupted_after": c.Thresholds.InterruptedAfter, "state.claim_ttl": c.State.ClaimTTL,
+		"state.retention": c.State.Retention, "ha.lease_ttl": c.HA.LeaseTTL,
+	} {
+		if v.set(path) && val <= 0 {
+			v.add(path, "must be more than 0")
+		}
+	}
+	if c.Slack != nil && v.set("slack.timeout") && c.Slack.Timeout <= 0 {
+		v.add("slack.timeout", "must be more than 0")
+	}
+}

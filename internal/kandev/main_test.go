@@ -1,0 +1,72 @@
+package kandev_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/pgtest"
+)
+
+// pg is this package's throwaway PostgreSQL server (TestMain starts it).
+var pg *pgtest.Server
+
+func TestMain(m *testing.M) {
+	srv, err := pgtest.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start PostgreSQL for tests:", err)
+		os.Exit(1)
+	}
+	pg = srv
+	code := m.Run()
+	srv.Close()
+	os.Exit(code)
+}
+
+// database is one kandev-shaped database of either dialect.
+type database interface {
+	URL() string
+	Write(ctx context.Context, d kandevtest.Dataset) error
+}
+
+type dialectCase struct {
+	name string
+	make func(t *testing.T, opts kandevtest.Options) database
+}
+
+// dialects runs a test body against a fresh SQLite file and a fresh
+// PostgreSQL database.
+var dialects = []dialectCase{
+	{"sqlite", func(t *testing.T, opts kandevtest.Options) database {
+		db, err := kandevtest.CreateSQLite(filepath.Join(t.TempDir(), "kandev.db"), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = db.Close() })
+		return db
+	}},
+	{"postgres", func(t *testing.T, opts kandevtest.Options) database {
+		dsn, err := pg.NewDatabase(context.Background(), "kandev")
+		if err != nil {
+			t.Fatal(err)
+		}
+		db, err := kandevtest.CreatePostgres(context.Background(), dsn, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = db.Close() })
+		return db
+	}},
+}
+
+func load(t *testing.T, dc dialectCase, ds kandevtest.Dataset, opts kandevtest.Options) database {
+	t.Helper()
+	db := dc.make(t, opts)
+	if err := db.Write(context.Background(), ds); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}

@@ -1,0 +1,145 @@
+package kandev
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	_ "modernc.org/sqlite" // the production SQLite driver, pure Go
+
+	"github.com/watchdogd/watchdogd/internal/authority"
+)
+
+// Reader reads kandev's database. It never writes: SQLite is opened with
+// mode=ro and query_only, PostgreSQL sessions default to read-only and every
+// snapshot runs in a READ ONLY transaction.
+type Reader struct {
+	db        *sql.DB
+	dialect   authority.Dialect
+	name      string // redacted, for errors
+	hasQueued bool
+	// onStatement is called once per SQL statement a snapshot runs; tests
+	// count statements with it (DESIGN §3: a fixed number per snapshot).
+	onStatement func(query string)
+}
+
+// Options tune Open.
+type Options struct {
+	// BusyTimeout is how long a SQLite read waits on a lock (default 5s).
+	BusyTimeout time.Duration
+	// OnStatement, if set, sees every statement a snapshot runs.
+	OnStatement func(query string)
+}
+
+// Open connects to kandev's database and checks the schema watchdogd reads.
+func Open(ctx context.Context, rawURL string, opts Options) (*Reader, error) {
+	target, err := ParseURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	r := &Reader{dialect: target.Dialect, name: Redact(rawURL), onStatement: opts.OnStatement}
+	switch target.Dialect {
+	case authority.SQLite:
+		if _, err := os.Stat(target.Path); err != nil {
+			return nil, fmt.Errorf("kandev database %s: %w", target.Path, err)
+		}
+		bt := opts.BusyTimeout
+		if bt <= 0 {
+			bt = 5 * time.Second
+		}
+		r.db, err = sql.Open("sqlite", sqliteDSN(target.Path, int(bt/time.Millisecond)))
+		if err != nil {
+			return nil, fmt.Errorf("open kandev database %s: %w", r.name, err)
+		}
+	case authority.Postgres:
+		cfg, err := pgx.ParseConfig(target.DSN)
+		if err != nil {
+			return nil, fmt.Errorf("kandev database %s: %w", r.name, redactErr(err, target.DSN))
+		}
+		if cfg.RuntimeParams == nil {
+			cfg.RuntimeParams = map[string]string{}
+		}
+		cfg.RuntimeParams["default_transaction_read_only"] = "on"
+		if _, ok := cfg.RuntimeParams["application_name"]; !ok {
+			cfg.RuntimeParams["application_name"] = "watchdogd"
+		}
+		r.db = stdlib.OpenDB(*cfg)
+	}
+	r.db.SetMaxOpenConns(2)
+	r.db.SetConnMaxIdleTime(5 * time.Minute)
+	if err := r.checkSchema(ctx); err != nil {
+		_ = r.db.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// Dialect is the database kind behind the reader.
+func (r *Reader) Dialect() authority.Dialect { return r.dialect }
+
+// Close releases the connections.
+func (r *Reader) Close() error { return r.db.Close() }
+
+// required lists every column watchdogd reads, per table.
+var required = map[string][]string{
+	"tasks":                 {"id", "workspace_id", "title", "metadata", "archived_at"},
+	"task_sessions":         {"id", "task_id", "state", "is_primary", "started_at"},
+	"task_session_turns":    {"id", "task_session_id", "started_at", "created_at", "completed_at", "metadata"},
+	"task_session_messages": {"id", "turn_id", "author_type", "type", "content", "metadata", "created_at", "updated_at"},
+}
+
+// checkSchema verifies, in one statement, that every table and column
+// watchdogd reads exists; queued_messages may be absent (read as empty).
+func (r *Reader) checkSchema(ctx context.Context) error {
+	q := `SELECT m.name, p.name FROM sqlite_master m JOIN pragma_table_info(m.name) p WHERE m.type IN ('table', 'view')`
+	if r.dialect == authority.Postgres {
+		q = `SELECT table_name::text, column_name::text FROM information_schema.columns WHERE table_schema = ANY (current_schemas(false))`
+	}
+	rows, err := r.db.QueryContext(ctx, q)
+	if err != nil {
+		return fmt.Errorf("kandev database %s: read schema: %w", r.name, err)
+	}
+	defer func() { _ = rows.Close() }()
+	have := map[string]bool{}
+	for rows.Next() {
+		var table, col string
+		if err := rows.Scan(&table, &col); err != nil {
+			return fmt.Errorf("kandev database %s: read schema: %w", r.name, err)
+		}
+		have[strings.ToLower(table)+"."+strings.ToLower(col)] = true
+		have[strings.ToLower(table)] = true
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("kandev database %s: read schema: %w", r.name, err)
+	}
+	var missing []string
+	for table, cols := range required {
+		for _, c := range cols {
+			if !have[table+"."+c] {
+				missing = append(missing, table+"."+c)
+			}
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return fmt.Errorf("kandev database %s is missing %s (is this a kandev database?)", r.name, strings.Join(missing, ", "))
+	}
+	r.hasQueued = have["queued_messages.session_id"]
+	return nil
+}
+
+// redactErr keeps a connection string's password out of an error text.
+func redactErr(err error, dsn string) error {
+	msg := err.Error()
+	if !strings.Contains(msg, dsn) {
+		return err
+	}
+	return errors.New(strings.ReplaceAll(msg, dsn, Redact(dsn)))
+}

@@ -1,0 +1,91 @@
+package kandev
+
+import (
+	"time"
+
+	"github.com/watchdogd/watchdogd/internal/authority"
+)
+
+// Snapshot is one consistent read of kandev: every active session (a
+// non-terminal session of a non-archived task) with what the finding rules
+// need. It is plain data; internal/scan turns it into findings.
+type Snapshot struct {
+	Dialect  authority.Dialect
+	Sessions []Session // sorted by ID
+	// Statements is how many SQL statements the snapshot ran (transaction
+	// control included). It does not depend on the number of sessions.
+	Statements int
+	// Fallback is true when PostgreSQL could not cast some metadata and the
+	// snapshot re-read the turns as text for the Go rule.
+	Fallback bool
+	// Malformed lists rows whose metadata the dialect cannot parse; they
+	// were read as "no flags set".
+	Malformed []RowRef
+	// UnparseableTimestamps counts timestamp values no kandev shape matched;
+	// each was treated as missing.
+	UnparseableTimestamps int
+}
+
+// RowRef names one row of kandev's tables.
+type RowRef struct {
+	Table string
+	ID    string
+}
+
+// Session is one active session.
+type Session struct {
+	ID          string
+	TaskID      string
+	TaskTitle   string
+	WorkspaceID string
+	State       string
+	IsPrimary   bool
+	// StartedAt is the session's start; zero when missing or unparseable.
+	StartedAt time.Time
+	// TaskMetadata is the task's metadata (interrupted_at lives there).
+	TaskMetadata authority.Metadata
+	// Current is the current turn by the seed rule; nil when none (D8).
+	Current *Turn
+	// KandevTurnID is released kandev's current turn (keys 2–4, no lifecycle
+	// exclusion); "" when none.
+	KandevTurnID string
+	// OpenTurns counts open eligible conversational turns.
+	OpenTurns int
+	// SecondOpenStartedAt is the second-oldest open turn's start when
+	// OpenTurns > 1.
+	SecondOpenStartedAt time.Time
+	// Queued counts queued_messages rows for the session.
+	Queued int
+	// Messages are the current turn's rows that the rules read (see
+	// messagesQuery), plus one aggregate row carrying the newest update of
+	// the turn's other agent messages.
+	Messages []Message
+	// MalformedMetadata is true when a turn of the session or a message read
+	// from its current turn has metadata kandev itself cannot parse.
+	MalformedMetadata bool
+}
+
+// Turn is the part of a turn record the rules read.
+type Turn struct {
+	ID        string
+	Open      bool
+	StartedAt time.Time // zero when unparseable
+}
+
+// Message is one row of the current turn.
+type Message struct {
+	// ID is empty for the aggregate row.
+	ID     string
+	Author string // "agent" or "user"
+	// Type is the row's type; for the aggregate row, the newest plain
+	// message's type.
+	Type      string
+	Content   string
+	Meta      authority.Metadata
+	CreatedAt time.Time // zero when missing or unparseable
+	UpdatedAt time.Time
+}
+
+// Aggregate reports whether m stands for "the newest of the turn's other
+// agent messages".
+func (m Message) Aggregate() bool { return m.ID == "" }

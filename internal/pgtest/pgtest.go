@@ -1,0 +1,216 @@
+// Package pgtest runs a throwaway PostgreSQL server from Debian's postgresql
+// package for tests, or uses TEST_DATABASE_URL. A missing PostgreSQL is an
+// error, never a skip: CI installs the package (.ci/run) and a dialect that
+// silently stops being tested is a defect.
+package pgtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Server is a PostgreSQL server the tests may use.
+type Server struct {
+	admin   string // DSN of a database to run CREATE DATABASE in
+	binDir  string
+	dataDir string
+	dir     string
+	port    int
+	cred    *syscall.Credential
+	owned   bool
+	seq     atomic.Int64
+}
+
+// Start starts a private cluster, or returns TEST_DATABASE_URL's server.
+func Start() (*Server, error) {
+	if u := os.Getenv("TEST_DATABASE_URL"); u != "" {
+		return &Server{admin: u}, nil
+	}
+	bin, err := findBinDir()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{binDir: bin, owned: true}
+	if os.Geteuid() == 0 {
+		// initdb refuses to run as root: run the server as the postgres user,
+		// in a directory that user can enter (not t.TempDir(), whose parent
+		// is root's and mode 0700).
+		u, err := user.Lookup("postgres")
+		if err != nil {
+			return nil, fmt.Errorf("running as root needs the postgres user (Debian's postgresql package creates it): %w", err)
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		s.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+	}
+	s.dir, err = os.MkdirTemp("", "watchdogd-pgtest-")
+	if err != nil {
+		return nil, err
+	}
+	if s.cred != nil {
+		if err := os.Chown(s.dir, int(s.cred.Uid), int(s.cred.Gid)); err != nil {
+			return nil, err
+		}
+	}
+	s.dataDir = filepath.Join(s.dir, "data")
+	if out, err := s.run("initdb", "-D", s.dataDir, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8", "--locale=C"); err != nil {
+		_ = os.RemoveAll(s.dir)
+		return nil, fmt.Errorf("initdb: %w\n%s", err, out)
+	}
+	if err := s.startServer(); err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.admin = s.DSN("postgres")
+	return s, nil
+}
+
+func (s *Server) startServer() error {
+	for attempt := 0; attempt < 5; attempt++ {
+		if s.port == 0 || attempt > 0 {
+			p, err := freePort()
+			if err != nil {
+				return err
+			}
+			s.port = p
+		}
+		opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200", s.port, s.dir)
+		out, err := s.run("pg_ctl", "-D", s.dataDir, "-o", opts, "-l", filepath.Join(s.dir, "server.log"), "-w", "-t", "60", "start")
+		if err == nil {
+			return nil
+		}
+		if attempt == 4 {
+			log, _ := os.ReadFile(filepath.Join(s.dir, "server.log"))
+			return fmt.Errorf("pg_ctl start: %w\n%s\n%s", err, out, log)
+		}
+	}
+	return nil
+}
+
+// Stop stops the server (fault tests: kandev's database goes away).
+func (s *Server) Stop() error {
+	if !s.owned {
+		return errors.New("pgtest: cannot stop a TEST_DATABASE_URL server")
+	}
+	out, err := s.run("pg_ctl", "-D", s.dataDir, "-m", "fast", "-w", "stop")
+	if err != nil {
+		return fmt.Errorf("pg_ctl stop: %w\n%s", err, out)
+	}
+	return nil
+}
+
+// Restart starts a stopped server again on the same port.
+func (s *Server) Restart() error {
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200", s.port, s.dir)
+	out, err := s.run("pg_ctl", "-D", s.dataDir, "-o", opts, "-l", filepath.Join(s.dir, "server.log"), "-w", "-t", "60", "start")
+	if err != nil {
+		return fmt.Errorf("pg_ctl start: %w\n%s", err, out)
+	}
+	return nil
+}
+
+// Close stops a private server and removes its files.
+func (s *Server) Close() {
+	if !s.owned || s.dir == "" {
+		return
+	}
+	_, _ = s.run("pg_ctl", "-D", s.dataDir, "-m", "immediate", "-w", "stop")
+	_ = os.RemoveAll(s.dir)
+}
+
+// DSN is the URL of database db on a private server, over loopback TCP.
+func (s *Server) DSN(db string) string {
+	if !s.owned {
+		u := s.admin
+		if i := strings.LastIndex(u, "/"); i > len("postgres://") {
+			rest := ""
+			if q := strings.IndexByte(u[i:], '?'); q >= 0 {
+				rest = u[i+q:]
+			}
+			return u[:i+1] + db + rest
+		}
+		return u
+	}
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", s.port, db)
+}
+
+// NewDatabase creates an empty database and returns its URL.
+func (s *Server) NewDatabase(ctx context.Context, prefix string) (string, error) {
+	name := fmt.Sprintf("%s_%d_%d", prefix, os.Getpid(), s.seq.Add(1))
+	conn, err := pgx.Connect(ctx, s.admin)
+	if err != nil {
+		return "", fmt.Errorf("connect to test PostgreSQL: %w", err)
+	}
+	defer func() { _ = conn.Close(ctx) }()
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		return "", fmt.Errorf("create database %s: %w", name, err)
+	}
+	return s.DSN(name), nil
+}
+
+// Exec runs SQL as the superuser in the admin database.
+func (s *Server) Exec(ctx context.Context, sql string) error {
+	conn, err := pgx.Connect(ctx, s.admin)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = conn.Close(ctx) }()
+	_, err = conn.Exec(ctx, sql)
+	return err
+}
+
+func (s *Server) run(tool string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(s.binDir, tool), args...)
+	cmd.Dir = s.dir
+	if s.cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
+	}
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	return cmd.CombinedOutput()
+}
+
+// findBinDir locates Debian's server binaries (/usr/lib/postgresql/N/bin),
+// newest version first, else initdb on PATH.
+func findBinDir() (string, error) {
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Slice(dirs, func(i, j int) bool { return version(dirs[i]) > version(dirs[j]) })
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "initdb")); err == nil {
+			return d, nil
+		}
+	}
+	if p, err := exec.LookPath("initdb"); err == nil {
+		return filepath.Dir(p), nil
+	}
+	return "", errors.New("no PostgreSQL server found: install Debian's postgresql package (apt-get install postgresql) or set TEST_DATABASE_URL")
+}
+
+func version(dir string) int {
+	v, _ := strconv.Atoi(filepath.Base(filepath.Dir(dir)))
+	return v
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

@@ -1,0 +1,188 @@
+package scan
+
+import (
+	"encoding/json"
+	"sort"
+	"time"
+
+	"github.com/watchdogd/watchdogd/internal/kandev"
+)
+
+// facts are what the rules read of one session's current turn.
+type facts struct {
+	// lastAgent is the newest agent activity; zero when none.
+	lastAgent     time.Time
+	lastAgentType string
+	// anyPending is true when any clarification row (human or not) or the
+	// newest permission request is pending: "nothing pending" is its negation.
+	anyPending bool
+	bundles    []bundle
+	permission *permission
+}
+
+type bundle struct {
+	pendingID string
+	askedAt   time.Time
+	questions []Question
+	detached  bool
+}
+
+type permission struct {
+	pendingID   string
+	requestedAt time.Time
+	toolCallID  *string
+	text        string
+}
+
+// IsActivity says whether a current-turn row is agent activity: agent
+// authored, and neither kandev's own stall notice (a status row with
+// action_visibility "running") nor a launch boot script. User-authored rows —
+// watchdogd's own nudges among them — never are: a nudge must not resolve its
+// own alert.
+func IsActivity(m kandev.Message) bool {
+	if m.Author != "agent" {
+		return false
+	}
+	switch m.Type {
+	case "status":
+		v, _ := m.Meta.String("action_visibility")
+		return v != "running"
+	case "script_execution":
+		v, _ := m.Meta.String("script_type")
+		return v != "agent_boot"
+	}
+	return true
+}
+
+// pendingStatus: absent, NULL, non-string, ” and "pending" are pending.
+func pendingStatus(m kandev.Message) bool {
+	s, ok := m.Meta.String("status")
+	return !ok || s == "" || s == "pending"
+}
+
+func readFacts(s kandev.Session) facts {
+	var f facts
+	var newestPerm *kandev.Message
+	groups := map[string][]kandev.Message{}
+	var order []string
+	for i := range s.Messages {
+		m := s.Messages[i]
+		if IsActivity(m) && !m.UpdatedAt.IsZero() && m.UpdatedAt.After(f.lastAgent) {
+			f.lastAgent, f.lastAgentType = m.UpdatedAt, m.Type
+		}
+		switch m.Type {
+		case "clarification_request":
+			if pendingStatus(m) {
+				f.anyPending = true
+			}
+			pid, _ := m.Meta.String("pending_id")
+			if _, seen := groups[pid]; !seen {
+				order = append(order, pid)
+			}
+			groups[pid] = append(groups[pid], m)
+		case "permission_request":
+			if newestPerm == nil || newer(m, *newestPerm) {
+				newestPerm = &s.Messages[i]
+			}
+		}
+	}
+	for _, pid := range order {
+		if b, ok := humanBundle(pid, groups[pid]); ok {
+			f.bundles = append(f.bundles, b)
+		}
+	}
+	if newestPerm != nil && pendingStatus(*newestPerm) {
+		f.anyPending = true
+		pid, ok := newestPerm.Meta.String("pending_id")
+		if !ok || pid == "" {
+			pid = newestPerm.ID // still pending; the row id keeps it identifiable
+		}
+		p := &permission{pendingID: pid, requestedAt: newestPerm.CreatedAt, text: newestPerm.Content}
+		if tc, ok := newestPerm.Meta.String("tool_call_id"); ok {
+			p.toolCallID = &tc
+		}
+		f.permission = p
+	}
+	return f
+}
+
+// newer orders messages by creation instant, then id.
+func newer(a, b kandev.Message) bool {
+	if !a.CreatedAt.Equal(b.CreatedAt) {
+		return a.CreatedAt.After(b.CreatedAt)
+	}
+	return a.ID > b.ID
+}
+
+// humanBundle applies DESIGN §5's bundle rule: pending when one row is
+// pending; not for humans when a row carries parent_question (an autopilot
+// child asking its parent agent) or names no question id, or the bundle has
+// no pending_id (nothing could answer it).
+func humanBundle(pendingID string, rows []kandev.Message) (bundle, bool) {
+	b := bundle{pendingID: pendingID}
+	pending := false
+	seen := map[string]bool{}
+	for _, m := range rows {
+		if pendingStatus(m) {
+			pending = true
+		}
+		if m.Meta.Flag("parent_question") {
+			return bundle{}, false
+		}
+		q := question(m)
+		if q.ID == "" {
+			return bundle{}, false
+		}
+		if !seen[q.ID] {
+			seen[q.ID] = true
+			b.questions = append(b.questions, q)
+		}
+		if m.Meta.Flag("agent_disconnected") {
+			b.detached = true
+		}
+		if !m.CreatedAt.IsZero() && (b.askedAt.IsZero() || m.CreatedAt.Before(b.askedAt)) {
+			b.askedAt = m.CreatedAt
+		}
+	}
+	if !pending || pendingID == "" {
+		return bundle{}, false
+	}
+	sort.SliceStable(b.questions, func(i, j int) bool { return b.questions[i].index < b.questions[j].index })
+	return b, true
+}
+
+type questionMeta struct {
+	ID      string `json:"id"`
+	Title   string `json:"title"`
+	Prompt  string `json:"prompt"`
+	Options []struct {
+		ID          string `json:"option_id"`
+		Label       string `json:"label"`
+		Description string `json:"description"`
+	} `json:"options"`
+}
+
+// question reads a clarification row's question: question_id, else
+// question.id; title, prompt and options from question, else the content.
+func question(m kandev.Message) Question {
+	var q Question
+	if raw, ok := m.Meta.Raw("question"); ok {
+		var qm questionMeta
+		if json.Unmarshal([]byte(raw), &qm) == nil {
+			q.ID, q.Title, q.Prompt = qm.ID, qm.Title, qm.Prompt
+			for _, o := range qm.Options {
+				q.Options = append(q.Options, Option{ID: o.ID, Label: o.Label, Description: o.Description})
+			}
+		}
+	}
+	if id, ok := m.Meta.String("question_id"); ok && id != "" {
+		q.ID = id
+	}
+	if q.Prompt == "" && q.Title == "" {
+		q.Prompt = m.Content
+	}
+	if idx, ok := m.Meta.Raw("question_index"); ok {
+		_ = json.Unmarshal([]byte(idx), &q.index)
+	}
+	return q
+}

@@ -1,0 +1,187 @@
+package scan
+
+import (
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/watchdogd/watchdogd/internal/kandev"
+	"github.com/watchdogd/watchdogd/internal/kandevtime"
+)
+
+// Findings builds the report for one snapshot at instant now.
+func Findings(snap *kandev.Snapshot, opts Options, now time.Time) Report {
+	rep := Report{SchemaVersion: SchemaVersion, ScannedAt: kandevtime.RFC3339(now), Sessions: []SessionReport{}, Findings: []Finding{}}
+	interrupted := interruptedSessions(snap.Sessions)
+	for _, s := range snap.Sessions {
+		sr, fs := analyze(s, interrupted[s.ID], opts, now)
+		rep.Sessions = append(rep.Sessions, sr)
+		rep.Findings = append(rep.Findings, fs...)
+	}
+	sort.SliceStable(rep.Sessions, func(i, j int) bool { return rep.Sessions[i].SessionID < rep.Sessions[j].SessionID })
+	sort.SliceStable(rep.Findings, func(i, j int) bool {
+		a, b := rep.Findings[i], rep.Findings[j]
+		if !a.SinceTime.Equal(b.SinceTime) {
+			return a.SinceTime.Before(b.SinceTime)
+		}
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
+		}
+		if a.SessionID != b.SessionID {
+			return a.SessionID < b.SessionID
+		}
+		return deref(a.PendingID) < deref(b.PendingID)
+	})
+	return rep
+}
+
+// interruptedSessions picks, per task, the session interrupted_at applies
+// to: kandev sets the key per task, so it concerns the task's primary
+// session if that is active, else its newest active one.
+func interruptedSessions(sessions []kandev.Session) map[string]bool {
+	best := map[string]kandev.Session{}
+	for _, s := range sessions {
+		cur, ok := best[s.TaskID]
+		if !ok || preferForTask(s, cur) {
+			best[s.TaskID] = s
+		}
+	}
+	out := map[string]bool{}
+	for _, s := range best {
+		out[s.ID] = true
+	}
+	return out
+}
+
+func preferForTask(a, b kandev.Session) bool {
+	if a.IsPrimary != b.IsPrimary {
+		return a.IsPrimary
+	}
+	if !a.StartedAt.Equal(b.StartedAt) {
+		return a.StartedAt.After(b.StartedAt)
+	}
+	return a.ID > b.ID
+}
+
+// analyze applies DESIGN §5's table to one session.
+func analyze(s kandev.Session, interruptTarget bool, opts Options, now time.Time) (SessionReport, []Finding) {
+	f := readFacts(s)
+	kandevTurn := s.KandevTurnID
+	if opts.KandevRule == RuleSpec && s.Current != nil {
+		kandevTurn = s.Current.ID
+	}
+	sr := sessionReport(s, f, kandevTurn)
+	base := Finding{SessionID: s.ID, TaskID: s.TaskID, TaskTitle: s.TaskTitle, WorkspaceID: s.WorkspaceID, State: s.State, Link: taskLink(opts.BaseURL, s.TaskID)}
+	var out []Finding
+	add := func(kind string, since time.Time, turnID, pendingID *string, d *Detail) {
+		g := base
+		g.Kind, g.TurnID, g.PendingID, g.Detail = kind, turnID, pendingID, d
+		g.SinceTime, g.Since, g.AgeSeconds = since, kandevtime.RFC3339(since), ageSeconds(now, since)
+		out = append(out, g)
+	}
+	th := opts.Thresholds
+	cur := s.Current
+	var turnID *string
+	lastActivity := time.Time{}
+	if cur != nil {
+		turnID = &cur.ID
+		lastActivity = latest(cur.StartedAt, f.lastAgent)
+	}
+	for _, b := range f.bundles {
+		if b.askedAt.IsZero() || now.Sub(b.askedAt) < th.ClarificationAfter {
+			continue
+		}
+		kind, d := KindUnansweredClarification, &Detail{Questions: b.questions, Detached: b.detached}
+		if kandevTurn != cur.ID {
+			kind, d.KandevTurnID = KindShadowedClarification, kandevTurn
+		}
+		add(kind, b.askedAt, turnID, ptr(b.pendingID), d)
+	}
+	if p := f.permission; p != nil && !p.requestedAt.IsZero() && now.Sub(p.requestedAt) >= th.PermissionAfter {
+		add(KindPendingPermission, p.requestedAt, turnID, ptr(p.pendingID), &Detail{Permission: p.text})
+	}
+	nothingPending := !f.anyPending
+	working := s.State == "STARTING" || s.State == "RUNNING"
+	switch {
+	case working && cur != nil && cur.Open && nothingPending && f.lastAgent.IsZero():
+		if !cur.StartedAt.IsZero() && now.Sub(cur.StartedAt) >= th.NeverStartedAfter {
+			add(KindNeverStarted, cur.StartedAt, turnID, nil, nil)
+		}
+	case s.State == "STARTING" && cur == nil:
+		if !s.StartedAt.IsZero() && now.Sub(s.StartedAt) >= th.NeverStartedAfter {
+			add(KindNeverStarted, s.StartedAt, nil, nil, nil) // a launch hang
+		}
+	case s.State == "RUNNING" && cur != nil && cur.Open && nothingPending && !f.lastAgent.IsZero():
+		if now.Sub(lastActivity) >= th.StallAfter {
+			add(KindStalledTurn, lastActivity, turnID, nil, &Detail{LastActivityAt: rfc(f.lastAgent), LastActivityType: f.lastAgentType})
+		}
+	}
+	if at, ok := interruptedAt(s); ok && interruptTarget && s.State == "WAITING_FOR_INPUT" &&
+		(cur == nil || !cur.Open) && nothingPending && s.Queued == 0 && now.Sub(at) >= th.InterruptedAfter {
+		add(KindInterruptedSession, at, nil, nil, nil)
+	}
+	if s.OpenTurns > 1 && !s.SecondOpenStartedAt.IsZero() {
+		add(KindMultipleOpenTurns, s.SecondOpenStartedAt, nil, nil, &Detail{OpenTurns: s.OpenTurns})
+	}
+	return sr, out
+}
+
+// interruptedAt reads the task's interrupted_at (RFC 3339 text).
+func interruptedAt(s kandev.Session) (time.Time, bool) {
+	v, ok := s.TaskMetadata.String("interrupted_at")
+	if !ok {
+		return time.Time{}, false
+	}
+	return kandevtime.Parse(v)
+}
+
+func sessionReport(s kandev.Session, f facts, kandevTurn string) SessionReport {
+	sr := SessionReport{
+		SessionID: s.ID, TaskID: s.TaskID, TaskTitle: s.TaskTitle, WorkspaceID: s.WorkspaceID, State: s.State,
+		OpenTurns: s.OpenTurns, MalformedMetadata: s.MalformedMetadata, PendingClarifications: []BundleReport{},
+	}
+	if kandevTurn != "" {
+		sr.KandevCurrentTurnID = ptr(kandevTurn)
+	}
+	if c := s.Current; c != nil {
+		sr.CurrentTurn = &TurnReport{ID: c.ID, Open: c.Open, StartedAt: rfc(c.StartedAt), LastActivityAt: rfc(latest(c.StartedAt, f.lastAgent))}
+	}
+	for _, b := range f.bundles {
+		sr.PendingClarifications = append(sr.PendingClarifications, BundleReport{PendingID: b.pendingID, AskedAt: rfc(b.askedAt), Questions: len(b.questions), Detached: b.detached})
+	}
+	if p := f.permission; p != nil {
+		sr.PendingPermission = &PermissionReport{PendingID: p.pendingID, RequestedAt: rfc(p.requestedAt), ToolCallID: p.toolCallID}
+	}
+	return sr
+}
+
+func taskLink(base, taskID string) string {
+	return strings.TrimRight(base, "/") + "/t/" + url.PathEscape(taskID)
+}
+
+// ageSeconds is whole seconds since since; a future instant is age 0.
+func ageSeconds(now, since time.Time) int64 {
+	d := now.Sub(since)
+	if d < 0 {
+		return 0
+	}
+	return int64(d / time.Second)
+}
+
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+func rfc(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	s := kandevtime.RFC3339(t)
+	return &s
+}
+
+func ptr(s string) *string { return &s }

@@ -1,0 +1,221 @@
+package scan
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/watchdogd/watchdogd/internal/authority"
+	"github.com/watchdogd/watchdogd/internal/kandev"
+)
+
+var now = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+func ago(d time.Duration) time.Time { return now.Add(-d) }
+
+func meta(s string) authority.Metadata { return authority.ParseMetadataText(authority.SQLite, s) }
+
+// session builds an active session whose current turn started at turnAgo
+// (open unless completed is set).
+func session(state string, turnAgo time.Duration, msgs ...kandev.Message) kandev.Session {
+	return kandev.Session{
+		ID: "s1", TaskID: "t1", TaskTitle: "Fix login", WorkspaceID: "ws", State: state, IsPrimary: true,
+		StartedAt: ago(turnAgo + time.Minute), TaskMetadata: meta(`{}`),
+		Current:      &kandev.Turn{ID: "turn-1", Open: true, StartedAt: ago(turnAgo)},
+		KandevTurnID: "turn-1", OpenTurns: 1, Messages: msgs,
+	}
+}
+
+func agent(typ string, updatedAgo time.Duration, metadata string) kandev.Message {
+	return kandev.Message{ID: fmt.Sprintf("m-%s-%d", typ, updatedAgo), Author: "agent", Type: typ, Meta: meta(metadata),
+		CreatedAt: ago(updatedAgo), UpdatedAt: ago(updatedAgo)}
+}
+
+// aggregate is the snapshot's "newest plain agent message" row.
+func aggregate(updatedAgo time.Duration) kandev.Message {
+	return kandev.Message{Author: "agent", UpdatedAt: ago(updatedAgo)}
+}
+
+func clarification(pendingID, questionID, status string, askedAgo time.Duration, extra string) kandev.Message {
+	m := fmt.Sprintf(`{"pending_id": %q, "question_id": %q, "question": {"id": %q, "title": "Pick A or B?", "options": [{"option_id": "a", "label": "A"}, {"option_id": "b", "label": "B"}]}`, pendingID, questionID, questionID)
+	if status != "-" {
+		m += fmt.Sprintf(`, "status": %q`, status)
+	}
+	m += extra + "}"
+	return kandev.Message{ID: "c-" + pendingID + "-" + questionID, Author: "agent", Type: "clarification_request", Meta: meta(m),
+		CreatedAt: ago(askedAgo), UpdatedAt: ago(askedAgo)}
+}
+
+func permissionReq(pendingID, status string, askedAgo time.Duration) kandev.Message {
+	return kandev.Message{ID: "p-" + pendingID, Author: "agent", Type: "permission_request", Content: "run rm -rf build/?",
+		Meta:      meta(fmt.Sprintf(`{"pending_id": %q, "status": %q, "tool_call_id": "tc-1"}`, pendingID, status)),
+		CreatedAt: ago(askedAgo), UpdatedAt: ago(askedAgo)}
+}
+
+func with(s kandev.Session, f func(*kandev.Session)) kandev.Session { f(&s); return s }
+
+func completed(s *kandev.Session) { s.Current.Open = false }
+
+// findingsOf returns "kind since-age" for each finding, sorted.
+func findingsOf(sessions []kandev.Session, opts Options) []string {
+	rep := Findings(&kandev.Snapshot{Sessions: sessions}, opts, now)
+	out := []string{}
+	for _, f := range rep.Findings {
+		out = append(out, fmt.Sprintf("%s %s %s", f.Kind, HumanAge(time.Duration(f.AgeSeconds)*time.Second), deref(f.PendingID)))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestRules(t *testing.T) {
+	defaults := Options{Thresholds: DefaultThresholds(), KandevRule: RulePreSpec, BaseURL: "http://kandev"}
+	spec := defaults
+	spec.KandevRule = RuleSpec
+	cases := []struct {
+		name     string
+		sessions []kandev.Session
+		opts     Options
+		want     []string
+	}{
+		// stalled_turn: RUNNING, open turn, agent output 20m ago ≥ 15m.
+		{"stalled", []kandev.Session{session("RUNNING", 40*time.Minute, aggregate(20*time.Minute))}, defaults,
+			[]string{"stalled_turn 20m "}},
+		// Output 10m ago is under the threshold.
+		{"not yet stalled", []kandev.Session{session("RUNNING", 40*time.Minute, aggregate(10*time.Minute))}, defaults, []string{}},
+		// kandev's own "Still waiting…" notice is not agent activity.
+		{"stall notice is not activity", []kandev.Session{session("RUNNING", 40*time.Minute, aggregate(30*time.Minute),
+			agent("status", 2*time.Minute, `{"action_visibility": "running"}`))}, defaults, []string{"stalled_turn 30m "}},
+		// Other status rows are the agent's own output.
+		{"other status rows are activity", []kandev.Session{session("RUNNING", 40*time.Minute, aggregate(30*time.Minute),
+			agent("status", 2*time.Minute, `{"action_visibility": "hidden"}`))}, defaults, []string{}},
+		// A launch boot script is not activity: the turn never started.
+		{"boot script is not activity", []kandev.Session{session("RUNNING", 20*time.Minute,
+			agent("script_execution", time.Minute, `{"script_type": "agent_boot", "is_resuming": true}`))}, defaults, []string{"never_started 20m "}},
+		// User rows (watchdogd's nudges among them) never count.
+		{"user rows are not activity", []kandev.Session{session("RUNNING", 40*time.Minute, aggregate(20*time.Minute),
+			kandev.Message{ID: "u", Author: "user", Type: "message", Meta: meta(`{}`), UpdatedAt: ago(time.Minute)})}, defaults,
+			[]string{"stalled_turn 20m "}},
+		// Malformed metadata on a status row reads as no flags: activity.
+		{"malformed status metadata is activity", []kandev.Session{session("RUNNING", 40*time.Minute, aggregate(30*time.Minute),
+			agent("status", 2*time.Minute, `{"action_visibility": "running"`))}, defaults, []string{}},
+		// never_started: open turn 12m old, no agent output at all.
+		{"never started", []kandev.Session{session("RUNNING", 12*time.Minute)}, defaults, []string{"never_started 12m "}},
+		{"never started, too young", []kandev.Session{session("STARTING", 8*time.Minute)}, defaults, []string{}},
+		// A launch hang: STARTING with no current turn, session 11m old.
+		{"launch hang", []kandev.Session{with(session("STARTING", 10*time.Minute), func(s *kandev.Session) { s.Current, s.KandevTurnID = nil, "" })},
+			defaults, []string{"never_started 11m "}},
+		// A WAITING_FOR_INPUT session with an open silent turn is not stalled.
+		{"waiting is not stalled", []kandev.Session{session("WAITING_FOR_INPUT", 40*time.Minute, aggregate(30*time.Minute))}, defaults, []string{}},
+		// A question 20m old on kandev's current turn too.
+		{"unanswered clarification", []kandev.Session{session("WAITING_FOR_INPUT", 40*time.Minute,
+			clarification("p1", "q1", "pending", 20*time.Minute, ""), clarification("p1", "q2", "", 20*time.Minute, ""))}, defaults,
+			[]string{"unanswered_clarification 20m p1"}},
+		// Under the threshold.
+		{"young clarification", []kandev.Session{session("WAITING_FOR_INPUT", 40*time.Minute,
+			clarification("p1", "q1", "pending", 5*time.Minute, ""))}, defaults, []string{}},
+		// kandev's rule picks another turn: the question is hidden there.
+		{"shadowed clarification", []kandev.Session{with(session("WAITING_FOR_INPUT", 80*time.Minute,
+			clarification("p1", "q1", "-", 70*time.Minute, "")), func(s *kandev.Session) { s.KandevTurnID = "boot" })}, defaults,
+			[]string{"shadowed_clarification 1h10m p1"}},
+		// With kandev.current_turn_rule: spec the two rules coincide.
+		{"spec rule: never shadowed", []kandev.Session{with(session("WAITING_FOR_INPUT", 80*time.Minute,
+			clarification("p1", "q1", "-", 70*time.Minute, "")), func(s *kandev.Session) { s.KandevTurnID = "boot" })}, spec,
+			[]string{"unanswered_clarification 1h10m p1"}},
+		// An autopilot child asking its parent: not for humans, but still
+		// pending, so the RUNNING session is not stalled either.
+		{"parent question", []kandev.Session{session("RUNNING", 40*time.Minute, aggregate(30*time.Minute),
+			clarification("p1", "q1", "pending", 30*time.Minute, `, "parent_question": true`))}, defaults, []string{}},
+		// A bundle naming no question id is not for humans (still pending).
+		{"no question id", []kandev.Session{session("RUNNING", 40*time.Minute, aggregate(30*time.Minute),
+			kandev.Message{ID: "c", Author: "agent", Type: "clarification_request", Meta: meta(`{"pending_id": "p1"}`), CreatedAt: ago(30 * time.Minute)})},
+			defaults, []string{}},
+		// A detached bundle is still answerable, also on a completed turn.
+		{"detached on completed turn", []kandev.Session{with(session("WAITING_FOR_INPUT", 40*time.Minute,
+			clarification("p1", "q1", "pending", 30*time.Minute, `, "agent_disconnected": true`)), completed)}, defaults,
+			[]string{"unanswered_clarification 30m p1"}},
+		// Answered and rejected bundles are done.
+		{"answered", []kandev.Session{session("WAITING_FOR_INPUT", 40*time.Minute,
+			clarification("p1", "q1", "answered", 30*time.Minute, ""), clarification("p2", "q1", "rejected", 30*time.Minute, ""))},
+			defaults, []string{}},
+		// A NULL status counts as absent: pending.
+		{"null status", []kandev.Session{session("WAITING_FOR_INPUT", 40*time.Minute,
+			kandev.Message{ID: "c", Author: "agent", Type: "clarification_request", CreatedAt: ago(16 * time.Minute),
+				Meta: meta(`{"pending_id": "p1", "question_id": "q1", "status": null}`)})}, defaults,
+			[]string{"unanswered_clarification 16m p1"}},
+		// The newest permission request is pending.
+		{"pending permission", []kandev.Session{session("RUNNING", 40*time.Minute, aggregate(25*time.Minute),
+			permissionReq("perm-1", "pending", 20*time.Minute))}, defaults, []string{"pending_permission 20m perm-1"}},
+		// An older pending permission under a newer answered one is history.
+		{"permission answered", []kandev.Session{session("RUNNING", 40*time.Minute, aggregate(2*time.Minute),
+			permissionReq("perm-1", "pending", 30*time.Minute), permissionReq("perm-2", "approved", 20*time.Minute))}, defaults, []string{}},
+		// Parked by a restart 25m ago, turn completed, nothing queued.
+		{"interrupted", []kandev.Session{with(session("WAITING_FOR_INPUT", 60*time.Minute), func(s *kandev.Session) {
+			completed(s)
+			s.TaskMetadata = meta(fmt.Sprintf(`{"interrupted_at": %q}`, ago(25*time.Minute).Format(time.RFC3339)))
+		})}, defaults, []string{"interrupted_session 25m "}},
+		// Something is queued: kandev will resume it.
+		{"interrupted but queued", []kandev.Session{with(session("WAITING_FOR_INPUT", 60*time.Minute), func(s *kandev.Session) {
+			completed(s)
+			s.Queued = 1
+			s.TaskMetadata = meta(fmt.Sprintf(`{"interrupted_at": %q}`, ago(25*time.Minute).Format(time.RFC3339)))
+		})}, defaults, []string{}},
+		// interrupted_at concerns the primary session, not a secondary one.
+		{"interrupted applies to the primary session", []kandev.Session{
+			with(session("RUNNING", 5*time.Minute, aggregate(time.Minute)), func(s *kandev.Session) {
+				s.TaskMetadata = meta(fmt.Sprintf(`{"interrupted_at": %q}`, ago(25*time.Minute).Format(time.RFC3339)))
+			}),
+			with(session("WAITING_FOR_INPUT", 60*time.Minute), func(s *kandev.Session) {
+				completed(s)
+				s.ID, s.IsPrimary = "s2", false
+				s.TaskMetadata = meta(fmt.Sprintf(`{"interrupted_at": %q}`, ago(25*time.Minute).Format(time.RFC3339)))
+			})}, defaults, []string{}},
+		// Two open eligible conversational turns: the D2 invariant broke.
+		{"multiple open turns", []kandev.Session{with(session("RUNNING", 3*time.Minute, aggregate(time.Minute)), func(s *kandev.Session) {
+			s.OpenTurns, s.SecondOpenStartedAt = 2, ago(3*time.Minute)
+		})}, defaults, []string{"multiple_open_turns 3m "}},
+		// A future timestamp gives age 0, never a negative age.
+		{"future activity", []kandev.Session{with(session("RUNNING", -time.Hour), func(s *kandev.Session) {
+			s.OpenTurns, s.SecondOpenStartedAt = 2, now.Add(time.Hour)
+		})}, defaults, []string{"multiple_open_turns 0s "}},
+	}
+	for _, c := range cases {
+		if got := findingsOf(c.sessions, c.opts); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: findings %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// TestReportShape pins the report's listed JSON fields for one session.
+func TestReportShape(t *testing.T) {
+	s := with(session("WAITING_FOR_INPUT", 80*time.Minute, aggregate(75*time.Minute),
+		clarification("p1", "q1", "pending", 70*time.Minute, ""), clarification("p1", "q2", "pending", 69*time.Minute, "")),
+		func(s *kandev.Session) { s.KandevTurnID = "turn-2" })
+	rep := Findings(&kandev.Snapshot{Sessions: []kandev.Session{s}}, Options{Thresholds: DefaultThresholds(), BaseURL: "http://localhost:38429/"}, now)
+	sr := rep.Sessions[0]
+	if sr.CurrentTurn == nil || *sr.CurrentTurn.LastActivityAt != "2026-11-29T10:51:00Z" || *sr.KandevCurrentTurnID != "turn-2" {
+		t.Fatalf("session report %+v", sr)
+	}
+	if len(sr.PendingClarifications) != 1 || sr.PendingClarifications[0].Questions != 2 || *sr.PendingClarifications[0].AskedAt != "2026-11-29T10:50:00Z" {
+		t.Fatalf("bundles %+v", sr.PendingClarifications)
+	}
+	f := rep.Findings[0]
+	if f.Kind != KindShadowedClarification || f.AgeSeconds != 4200 || f.Link != "http://localhost:38429/t/t1" || *f.TurnID != "turn-1" || *f.PendingID != "p1" {
+		t.Fatalf("finding %+v", f)
+	}
+	if len(f.Detail.Questions) != 2 || f.Detail.Questions[0].Options[1].Label != "B" {
+		t.Fatalf("detail %+v", f.Detail)
+	}
+}
+
+func TestHumanAge(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		45 * time.Second: "45s", 42 * time.Minute: "42m", 70 * time.Minute: "1h10m", 2 * time.Hour: "2h",
+		51 * time.Hour: "2d3h", 48 * time.Hour: "2d",
+	} {
+		if got := HumanAge(d); got != want {
+			t.Errorf("HumanAge(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
