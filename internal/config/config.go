@@ -90,6 +90,7 @@ type Slack struct {
 	APIURL              string        `yaml:"api_url"`
 	Timeout             time.Duration `yaml:"timeout"`
 	DefaultChannel      string        `yaml:"default_channel"`
+	DefaultMention      string        `yaml:"default_mention"`
 	Routes              []Route       `yaml:"routes"`
 	MaxMessagesPerCycle int           `yaml:"max_messages_per_cycle"`
 }

@@ -193,6 +193,9 @@ func (v validator) slack(c *Config) {
 	if s.DefaultChannel == "" && len(s.Routes) == 0 {
 		v.add("slack", "needs slack.default_channel or at least one route")
 	}
+	if s.DefaultMention != "" && !mentionRE.MatchString(s.DefaultMention) {
+		v.add("slack.default_mention", "%q is not a Slack mention like <!subteam^S123>, <@U123> or <!here>", s.DefaultMention)
+	}
 	for i, r := range s.Routes {
 		p := fmt.Sprintf("slack.routes[%d]", i)
 		if r.Channel == "" {

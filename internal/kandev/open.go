@@ -3,7 +3,6 @@ package kandev
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -15,6 +14,7 @@ import (
 	_ "modernc.org/sqlite" // the production SQLite driver, pure Go
 
 	"github.com/watchdogd/watchdogd/internal/authority"
+	"github.com/watchdogd/watchdogd/internal/dburl"
 )
 
 // Reader reads kandev's database. It never writes: SQLite is opened with
@@ -40,12 +40,15 @@ type Options struct {
 
 // Open connects to kandev's database and checks the schema watchdogd reads.
 func Open(ctx context.Context, rawURL string, opts Options) (*Reader, error) {
-	target, err := ParseURL(rawURL)
+	target, err := dburl.Parse(rawURL)
 	if err != nil {
 		return nil, err
 	}
-	r := &Reader{dialect: target.Dialect, name: Redact(rawURL), onStatement: opts.OnStatement}
-	switch target.Dialect {
+	r := &Reader{dialect: authority.SQLite, name: dburl.Redact(rawURL), onStatement: opts.OnStatement}
+	if target.Kind == dburl.Postgres {
+		r.dialect = authority.Postgres
+	}
+	switch r.dialect {
 	case authority.SQLite:
 		if _, err := os.Stat(target.Path); err != nil {
 			return nil, fmt.Errorf("kandev database %s: %w", target.Path, err)
@@ -61,7 +64,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Reader, error) {
 	case authority.Postgres:
 		cfg, err := pgx.ParseConfig(target.DSN)
 		if err != nil {
-			return nil, fmt.Errorf("kandev database %s: %w", r.name, redactErr(err, target.DSN))
+			return nil, fmt.Errorf("kandev database %s: %w", r.name, dburl.RedactError(err, target.DSN))
 		}
 		if cfg.RuntimeParams == nil {
 			cfg.RuntimeParams = map[string]string{}
@@ -133,13 +136,4 @@ func (r *Reader) checkSchema(ctx context.Context) error {
 	}
 	r.hasQueued = have["queued_messages.session_id"]
 	return nil
-}
-
-// redactErr keeps a connection string's password out of an error text.
-func redactErr(err error, dsn string) error {
-	msg := err.Error()
-	if !strings.Contains(msg, dsn) {
-		return err
-	}
-	return errors.New(strings.ReplaceAll(msg, dsn, Redact(dsn)))
 }

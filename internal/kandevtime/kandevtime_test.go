@@ -15,13 +15,13 @@ func TestParseShapes(t *testing.T) {
 	}{
 		{"2026-08-22 10:00:00.123456789+00:00", want, true}, // mattn/go-sqlite3
 		{"2026-08-22 10:00:00.1234567+00:00", want.Truncate(100 * time.Nanosecond), true},
-		{"2026-08-22 10:00:00+00:00", whole, true},             // whole seconds: fraction absent
-		{"2026-08-22 10:00:00", whole, true},                   // CURRENT_TIMESTAMP
-		{"2026-08-22T10:00:00Z", whole, true},                  // RFC 3339
-		{"2026-08-22T10:00:00.123456789Z", want, true},         // RFC 3339 with fraction
-		{"2026-08-22T12:00:00+02:00", whole, true},             // offset
-		{"2026-08-22T05:30:00-04:30", whole, true},             // negative offset
-		{"2026-08-22 10:00:00 +0000", whole, true},             // spaced numeric zone
+		{"2026-08-22 10:00:00+00:00", whole, true},     // whole seconds: fraction absent
+		{"2026-08-22 10:00:00", whole, true},           // CURRENT_TIMESTAMP
+		{"2026-08-22T10:00:00Z", whole, true},          // RFC 3339
+		{"2026-08-22T10:00:00.123456789Z", want, true}, // RFC 3339 with fraction
+		{"2026-08-22T12:00:00+02:00", whole, true},     // offset
+		{"2026-08-22T05:30:00-04:30", whole, true},     // negative offset
+		{"2026-08-22 10:00:00 +0000", whole, true},     // spaced numeric zone
 		{"2026-08-22 10:00:00.5", whole.Add(500 * time.Millisecond), true},
 		{"2024-02-29 00:00:00", time.Date(2024, 2, 29, 0, 0, 0, 0, time.UTC), true},
 		{"2026-02-29 00:00:00", time.Time{}, false}, // not a leap year

@@ -1,0 +1,188 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+)
+
+// Due is an action ready for delivery with what delivery needs to know of
+// its episode.
+type Due struct {
+	Action
+	Episode Episode
+}
+
+// DueActions lists actions to deliver now: pending ones whose next attempt
+// has come, and claims older than claimTTL (their holder crashed or hung;
+// its request has landed or died by now).
+func (s *Store) DueActions(ctx context.Context, now time.Time, claimTTL time.Duration) ([]Due, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+prefixed("a.", actionCols)+`, `+prefixed("e.", episodeCols)+`
+	  FROM actions a JOIN episodes e ON e.id = a.episode_id
+	  WHERE (a.state = 'pending' AND a.next_attempt_us <= ?) OR (a.state = 'claimed' AND a.claimed_us <= ?)
+	  ORDER BY a.created_us, a.step, a.repeat_no, a.key`), us(now), us(now.Add(-claimTTL)))
+	if err != nil {
+		return nil, s.wrap("list due actions", err)
+	}
+	var out []Due
+	for rows.Next() {
+		var d Due
+		var created, updated, next, claimed int64
+		var uncertain int
+		var since, opened, seen int64
+		var missing, resolved sql.NullInt64
+		a, e := &d.Action, &d.Episode
+		if err := rows.Scan(&a.Key, &a.EpisodeID, &a.Seq, &a.Step, &a.Repeat, &a.Kind, &a.Channel, &a.Mention, &a.ParentKey, &a.Digest, &a.Body, &a.State,
+			&created, &updated, &next, &a.Attempts, &uncertain, &a.ClaimToken, &a.ClaimedBy, &claimed,
+			&a.ResultChannel, &a.ResultTS, &a.Error, &a.Conflicts,
+			&e.ID, &e.Identity, &e.Kind, &e.SessionID, &e.TaskID, &e.WorkspaceID, &e.TurnID, &e.PendingID, &e.TaskTitle,
+			&since, &opened, &seen, &missing, &resolved, &e.Resolution, &e.KindChanges, &e.Finding); err != nil {
+			_ = rows.Close()
+			return nil, s.wrap("list due actions", err)
+		}
+		a.CreatedAt, a.UpdatedAt, a.NextAttempt, a.ClaimedAt = fromUS(created), fromUS(updated), fromUS(next), fromUS(claimed)
+		a.Uncertain = uncertain != 0
+		e.Since, e.OpenedAt, e.LastSeen = fromUS(since), fromUS(opened), fromUS(seen)
+		e.MissingSince, e.ResolvedAt = fromNullUS(missing), fromNullUS(resolved)
+		out = append(out, d)
+	}
+	return out, s.wrap("list due actions", closeRows(rows))
+}
+
+func prefixed(p, cols string) string {
+	out := ""
+	for i, c := range splitCols(cols) {
+		if i > 0 {
+			out += ", "
+		}
+		out += p + c
+	}
+	return out
+}
+
+func splitCols(cols string) []string {
+	var out []string
+	cur := ""
+	for _, r := range cols {
+		switch r {
+		case ',':
+			out = append(out, cur)
+			cur = ""
+		case ' ', '\n', '\t':
+		default:
+			cur += string(r)
+		}
+	}
+	return append(out, cur)
+}
+
+// Claim is a won compare-and-set on one action.
+type Claim struct {
+	Action
+	// Takeover is true when the claim replaced a stale one: the crashed
+	// holder's request may have landed, so delivery looks for evidence first.
+	Takeover bool
+}
+
+// Claim takes an action for delivery by compare-and-set: exactly one of any
+// number of concurrent claimers changes the row. ok is false when another
+// process holds it, delivered it, or it is not due.
+func (s *Store) Claim(ctx context.Context, key, holder, token string, now time.Time, claimTTL time.Duration) (Claim, bool, error) {
+	res, err := s.db.ExecContext(ctx, s.q(`UPDATE actions SET
+	    uncertain = CASE WHEN state = 'claimed' THEN 1 ELSE uncertain END,
+	    state = 'claimed', claim_token = ?, claimed_by = ?, claimed_us = ?, attempts = attempts + 1, updated_us = ?
+	  WHERE key = ? AND ((state = 'pending' AND next_attempt_us <= ?) OR (state = 'claimed' AND claimed_us <= ?))`),
+		token, holder, us(now), us(now), key, us(now), us(now.Add(-claimTTL)))
+	if err != nil {
+		return Claim{}, false, s.wrap("claim action", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return Claim{}, false, s.wrap("claim action", err)
+	}
+	a, err := s.Action(ctx, key)
+	if err != nil {
+		return Claim{}, false, err
+	}
+	if a.ClaimToken != token {
+		return Claim{}, false, nil // taken over in between: not ours
+	}
+	return Claim{Action: a, Takeover: a.Uncertain}, true, nil
+}
+
+// Outcome settles a claimed action.
+type Outcome struct {
+	// State is delivered, failed, superseded, or pending (retry later).
+	State         string
+	ResultChannel string
+	ResultTS      string
+	Error         string
+	// NextAttempt is when a retry may run (pending only).
+	NextAttempt time.Time
+	// Uncertain records that the attempt may have landed.
+	Uncertain bool
+	// Refund gives the attempt back (released without trying).
+	Refund bool
+}
+
+// ErrLostClaim means the claim was taken over before it settled: the other
+// holder settles the action (from evidence, if this attempt landed).
+var ErrLostClaim = errors.New("claim was taken over")
+
+// Settle records a claimed action's outcome, only while the claim is ours.
+func (s *Store) Settle(ctx context.Context, key, token string, o Outcome, now time.Time) error {
+	uncertain := 0
+	if o.Uncertain {
+		uncertain = 1
+	}
+	refund := 0
+	if o.Refund {
+		refund = 1
+	}
+	res, err := s.db.ExecContext(ctx, s.q(`UPDATE actions SET state = ?, result_channel = ?, result_ts = ?, error = ?,
+	    next_attempt_us = ?, uncertain = CASE WHEN ? = 1 THEN 1 WHEN ? = 'pending' THEN uncertain ELSE 0 END,
+	    attempts = attempts - ?, claim_token = '', updated_us = ?
+	  WHERE key = ? AND claim_token = ? AND state = 'claimed'`),
+		o.State, o.ResultChannel, o.ResultTS, o.Error, us(o.NextAttempt), uncertain, o.State, refund, us(now), key, token)
+	if err != nil {
+		return s.wrap("settle action", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return s.wrap("settle action", err)
+	}
+	if n != 1 {
+		return ErrLostClaim
+	}
+	return nil
+}
+
+// Action reads one action.
+func (s *Store) Action(ctx context.Context, key string) (Action, error) {
+	a, err := scanAction(s.db.QueryRowContext(ctx, s.q("SELECT "+actionCols+" FROM actions WHERE key = ?"), key))
+	if err != nil {
+		return Action{}, s.wrap("read action", err)
+	}
+	return a, nil
+}
+
+// GateUntil is when a Slack channel reopens after a 429 (zero: open).
+func (s *Store) GateUntil(ctx context.Context, channel string) (time.Time, error) {
+	var until int64
+	err := s.db.QueryRowContext(ctx, s.q("SELECT until_us FROM channel_gates WHERE channel = ?"), channel).Scan(&until)
+	if errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, nil
+	}
+	if err != nil {
+		return time.Time{}, s.wrap("read channel gate", err)
+	}
+	return fromUS(until), nil
+}
+
+// CloseGate keeps a channel closed until until (never shortening a gate).
+func (s *Store) CloseGate(ctx context.Context, channel string, until time.Time) error {
+	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO channel_gates (channel, until_us) VALUES (?, ?)
+	  ON CONFLICT (channel) DO UPDATE SET until_us = CASE WHEN excluded.until_us > channel_gates.until_us THEN excluded.until_us ELSE channel_gates.until_us END`),
+		channel, us(until))
+	return s.wrap("close channel gate", err)
+}

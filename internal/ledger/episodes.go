@@ -1,0 +1,266 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// decideLock serialises decisions across processes on PostgreSQL (SQLite's
+// immediate transactions already do).
+const decideLock = 7214392
+
+// Decide runs one decision in one transaction: it loads the open episodes,
+// asks plan for the changes, and applies them. Concurrent deciders on one
+// ledger run one after the other, so two processes never open the same
+// episode twice or decide the same step twice.
+func (s *Store) Decide(ctx context.Context, plan func(State) (Plan, error)) (Plan, Applied, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return Plan{}, Applied{}, s.wrap("begin decision", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if s.pg {
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", decideLock); err != nil {
+			return Plan{}, Applied{}, s.wrap("lock decision", err)
+		}
+	}
+	st, err := s.loadOpen(ctx, tx)
+	if err != nil {
+		return Plan{}, Applied{}, err
+	}
+	p, err := plan(st)
+	if err != nil {
+		return Plan{}, Applied{}, err
+	}
+	applied, err := s.apply(ctx, tx, p)
+	if err != nil {
+		return Plan{}, Applied{}, err
+	}
+	if err := tx.Commit(); err != nil {
+		return Plan{}, Applied{}, s.wrap("commit decision", err)
+	}
+	return p, applied, nil
+}
+
+// Peek loads the open episodes without changing anything (--dry-run, the
+// status page).
+func (s *Store) Peek(ctx context.Context) (State, error) {
+	return s.loadOpen(ctx, s.db)
+}
+
+const episodeCols = `id, identity, kind, session_id, task_id, workspace_id, turn_id, pending_id, task_title,
+  since_us, opened_us, last_seen_us, missing_since_us, resolved_us, resolution, kind_changes, finding`
+
+func scanEpisode(sc interface{ Scan(...any) error }) (Episode, error) {
+	var e Episode
+	var since, opened, seen int64
+	var missing, resolved sql.NullInt64
+	err := sc.Scan(&e.ID, &e.Identity, &e.Kind, &e.SessionID, &e.TaskID, &e.WorkspaceID, &e.TurnID, &e.PendingID, &e.TaskTitle,
+		&since, &opened, &seen, &missing, &resolved, &e.Resolution, &e.KindChanges, &e.Finding)
+	e.Since, e.OpenedAt, e.LastSeen = fromUS(since), fromUS(opened), fromUS(seen)
+	e.MissingSince, e.ResolvedAt = fromNullUS(missing), fromNullUS(resolved)
+	return e, err
+}
+
+const actionCols = `key, episode_id, seq, step, repeat_no, action, channel, mention, parent_key, digest, body, state,
+  created_us, updated_us, next_attempt_us, attempts, uncertain, claim_token, claimed_by, claimed_us,
+  result_channel, result_ts, error, conflicts`
+
+func scanAction(sc interface{ Scan(...any) error }) (Action, error) {
+	var a Action
+	var created, updated, next, claimed int64
+	var uncertain int
+	err := sc.Scan(&a.Key, &a.EpisodeID, &a.Seq, &a.Step, &a.Repeat, &a.Kind, &a.Channel, &a.Mention, &a.ParentKey, &a.Digest, &a.Body, &a.State,
+		&created, &updated, &next, &a.Attempts, &uncertain, &a.ClaimToken, &a.ClaimedBy, &claimed,
+		&a.ResultChannel, &a.ResultTS, &a.Error, &a.Conflicts)
+	a.CreatedAt, a.UpdatedAt, a.NextAttempt, a.ClaimedAt = fromUS(created), fromUS(updated), fromUS(next), fromUS(claimed)
+	a.Uncertain = uncertain != 0
+	return a, err
+}
+
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+func (s *Store) loadOpen(ctx context.Context, tx querier) (State, error) {
+	rows, err := tx.QueryContext(ctx, "SELECT "+episodeCols+" FROM episodes WHERE resolved_us IS NULL ORDER BY opened_us, id")
+	if err != nil {
+		return State{}, s.wrap("read episodes", err)
+	}
+	var st State
+	idx := map[string]int{}
+	for rows.Next() {
+		e, err := scanEpisode(rows)
+		if err != nil {
+			_ = rows.Close()
+			return State{}, s.wrap("read episodes", err)
+		}
+		idx[e.ID] = len(st.Open)
+		st.Open = append(st.Open, e)
+	}
+	if err := closeRows(rows); err != nil {
+		return State{}, s.wrap("read episodes", err)
+	}
+	rows, err = tx.QueryContext(ctx, "SELECT "+actionCols+` FROM actions a WHERE EXISTS
+	  (SELECT 1 FROM episodes e WHERE e.id = a.episode_id AND e.resolved_us IS NULL) ORDER BY created_us, key`)
+	if err != nil {
+		return State{}, s.wrap("read actions", err)
+	}
+	for rows.Next() {
+		a, err := scanAction(rows)
+		if err != nil {
+			_ = rows.Close()
+			return State{}, s.wrap("read actions", err)
+		}
+		if i, ok := idx[a.EpisodeID]; ok {
+			st.Open[i].Actions = append(st.Open[i].Actions, a)
+		}
+	}
+	return st, s.wrap("read actions", closeRows(rows))
+}
+
+func closeRows(rows *sql.Rows) error {
+	err := rows.Err()
+	if cerr := rows.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (s *Store) apply(ctx context.Context, tx *sql.Tx, p Plan) (Applied, error) {
+	var out Applied
+	exec := func(what, q string, args ...any) (int64, error) {
+		res, err := tx.ExecContext(ctx, s.q(q), args...)
+		if err != nil {
+			return 0, s.wrap(what, err)
+		}
+		return res.RowsAffected()
+	}
+	for _, e := range p.Open {
+		if _, err := exec("open episode", `INSERT INTO episodes (`+episodeCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			e.ID, e.Identity, e.Kind, e.SessionID, e.TaskID, e.WorkspaceID, e.TurnID, e.PendingID, e.TaskTitle,
+			us(e.Since), us(e.OpenedAt), us(e.LastSeen), nil, nil, "", e.KindChanges, e.Finding); err != nil {
+			return out, err
+		}
+	}
+	for _, r := range p.Refresh {
+		if _, err := exec("refresh episode", `UPDATE episodes SET kind = ?, kind_changes = ?, task_title = ?, last_seen_us = ?, missing_since_us = NULL, finding = ?
+		  WHERE id = ? AND resolved_us IS NULL`, r.Kind, r.KindChanges, r.TaskTitle, us(r.LastSeen), r.Finding, r.ID); err != nil {
+			return out, err
+		}
+	}
+	for _, m := range p.Missing {
+		if _, err := exec("mark episode missing", `UPDATE episodes SET missing_since_us = ? WHERE id = ? AND resolved_us IS NULL AND missing_since_us IS NULL`,
+			us(m.Since), m.ID); err != nil {
+			return out, err
+		}
+	}
+	for _, r := range p.Resolve {
+		if _, err := exec("resolve episode", `UPDATE episodes SET resolved_us = ?, resolution = ? WHERE id = ? AND resolved_us IS NULL`,
+			us(r.At), r.Reason, r.ID); err != nil {
+			return out, err
+		}
+	}
+	for _, key := range p.Supersede {
+		if _, err := exec("supersede action", `UPDATE actions SET state = 'superseded', updated_us = ? WHERE key = ? AND state = 'pending'`,
+			us(p.Now), key); err != nil {
+			return out, err
+		}
+	}
+	for _, a := range p.Actions {
+		n, err := exec("save action", `INSERT INTO actions (key, episode_id, seq, step, repeat_no, action, channel, mention, parent_key, digest, body, state,
+		  created_us, updated_us, next_attempt_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?) ON CONFLICT (key) DO NOTHING`,
+			a.Key, a.EpisodeID, a.Seq, a.Step, a.Repeat, a.Kind, a.Channel, a.Mention, a.ParentKey, a.Digest, a.Body,
+			us(a.CreatedAt), us(a.CreatedAt), us(a.NextAttempt))
+		if err != nil {
+			return out, err
+		}
+		if n == 1 {
+			out.Inserted++
+			continue
+		}
+		c, err := s.checkConflict(ctx, tx, a)
+		if err != nil {
+			return out, err
+		}
+		if c != nil {
+			out.Conflicts = append(out.Conflicts, *c)
+		}
+	}
+	return out, nil
+}
+
+// checkConflict compares a re-decided action's digest with the stored one.
+// A difference is counted once per distinct digest; the stored action stays
+// authoritative and is delivered as first decided.
+func (s *Store) checkConflict(ctx context.Context, tx *sql.Tx, a Action) (*Conflict, error) {
+	var stored, last string
+	if err := tx.QueryRowContext(ctx, s.q("SELECT digest, conflict_digest FROM actions WHERE key = ?"), a.Key).Scan(&stored, &last); err != nil {
+		return nil, s.wrap("read action", err)
+	}
+	if stored == a.Digest || last == a.Digest {
+		return nil, nil
+	}
+	if _, err := tx.ExecContext(ctx, s.q("UPDATE actions SET conflicts = conflicts + 1, conflict_digest = ? WHERE key = ?"), a.Digest, a.Key); err != nil {
+		return nil, s.wrap("record conflict", err)
+	}
+	return &Conflict{Key: a.Key, Stored: stored, Want: a.Digest}, nil
+}
+
+// Episodes lists episodes, newest first; open only when openOnly.
+func (s *Store) Episodes(ctx context.Context, openOnly bool, limit int) ([]Episode, error) {
+	q := "SELECT " + episodeCols + " FROM episodes"
+	if openOnly {
+		q += " WHERE resolved_us IS NULL"
+	}
+	q += fmt.Sprintf(" ORDER BY opened_us DESC, id LIMIT %d", limit)
+	rows, err := s.db.QueryContext(ctx, q)
+	if err != nil {
+		return nil, s.wrap("list episodes", err)
+	}
+	var out []Episode
+	for rows.Next() {
+		e, err := scanEpisode(rows)
+		if err != nil {
+			_ = rows.Close()
+			return nil, s.wrap("list episodes", err)
+		}
+		out = append(out, e)
+	}
+	return out, s.wrap("list episodes", closeRows(rows))
+}
+
+// Episode reads one episode with its actions.
+func (s *Store) Episode(ctx context.Context, id string) (Episode, error) {
+	e, err := scanEpisode(s.db.QueryRowContext(ctx, s.q("SELECT "+episodeCols+" FROM episodes WHERE id = ?"), id))
+	if err != nil {
+		return Episode{}, s.wrap("read episode "+id, err)
+	}
+	rows, err := s.db.QueryContext(ctx, s.q("SELECT "+actionCols+" FROM actions WHERE episode_id = ? ORDER BY created_us, key"), id)
+	if err != nil {
+		return Episode{}, s.wrap("read actions", err)
+	}
+	for rows.Next() {
+		a, err := scanAction(rows)
+		if err != nil {
+			_ = rows.Close()
+			return Episode{}, s.wrap("read actions", err)
+		}
+		e.Actions = append(e.Actions, a)
+	}
+	return e, s.wrap("read actions", closeRows(rows))
+}
+
+// Prune deletes episodes resolved before cutoff, with their actions.
+func (s *Store) Prune(ctx context.Context, cutoff time.Time) (int64, error) {
+	if _, err := s.db.ExecContext(ctx, s.q(`DELETE FROM actions WHERE episode_id IN (SELECT id FROM episodes WHERE resolved_us < ?)`), us(cutoff)); err != nil {
+		return 0, s.wrap("prune actions", err)
+	}
+	res, err := s.db.ExecContext(ctx, s.q(`DELETE FROM episodes WHERE resolved_us < ?`), us(cutoff))
+	if err != nil {
+		return 0, s.wrap("prune episodes", err)
+	}
+	return res.RowsAffected()
+}

@@ -1,0 +1,235 @@
+// Package ledger is watchdogd's own store — never kandev's. It keeps
+// episodes (one finding's life), actions (every side effect, saved before
+// delivery under an idempotency key with a digest of the decision, claimed by
+// compare-and-set, settled from evidence), leases, runtime silences and
+// Slack channel gates. It follows seed 002's model of durable operations.
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+	_ "modernc.org/sqlite" // pure-Go SQLite
+
+	"github.com/watchdogd/watchdogd/internal/dburl"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// pgSchema is the ledger's own schema in a shared PostgreSQL database.
+const pgSchema = "watchdogd"
+
+// Store is an open ledger.
+type Store struct {
+	db   *sql.DB
+	pg   bool
+	name string
+}
+
+// Open connects to the ledger at url (sqlite://… or postgres://…) and
+// applies pending migrations; two processes starting at once serialise on
+// a lock (an advisory lock on PostgreSQL, a file lock beside the SQLite file).
+func Open(ctx context.Context, url string) (*Store, error) {
+	target, err := dburl.Parse(url)
+	if err != nil {
+		return nil, fmt.Errorf("state.url: %w", err)
+	}
+	s := &Store{name: dburl.Redact(url)}
+	var dialect goose.Dialect
+	var opts []goose.ProviderOption
+	switch target.Kind {
+	case dburl.SQLite:
+		if dir := filepath.Dir(target.Path); dir != "" {
+			if err := os.MkdirAll(dir, 0o750); err != nil {
+				return nil, fmt.Errorf("ledger %s: %w", s.name, err)
+			}
+		}
+		// _txlock=immediate: every transaction takes the write lock at BEGIN,
+		// so concurrent deciders queue on the busy timeout instead of failing
+		// on a lock upgrade.
+		dsn := fmt.Sprintf("file:%s?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)",
+			dburl.EscapeSQLitePath(target.Path))
+		if s.db, err = sql.Open("sqlite", dsn); err != nil {
+			return nil, fmt.Errorf("ledger %s: %w", s.name, err)
+		}
+		dialect = goose.DialectSQLite3
+		opts = append(opts, goose.WithLocker(&fileLock{path: target.Path + ".migrate-lock"}))
+	case dburl.Postgres:
+		s.pg = true
+		cfg, err := pgx.ParseConfig(target.DSN)
+		if err != nil {
+			return nil, fmt.Errorf("ledger %s: %w", s.name, dburl.RedactError(err, target.DSN))
+		}
+		if cfg.RuntimeParams == nil {
+			cfg.RuntimeParams = map[string]string{}
+		}
+		cfg.RuntimeParams["search_path"] = pgSchema
+		cfg.RuntimeParams["application_name"] = "watchdogd-ledger"
+		s.db = stdlib.OpenDB(*cfg)
+		dialect = goose.DialectPostgres
+		locker, err := lock.NewPostgresSessionLocker()
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, goose.WithSessionLocker(locker))
+	}
+	s.db.SetMaxOpenConns(4)
+	if err := s.migrate(ctx, dialect, opts); err != nil {
+		_ = s.db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) migrate(ctx context.Context, dialect goose.Dialect, opts []goose.ProviderOption) error {
+	if s.pg {
+		// The schema must exist before goose's version table can; CREATE
+		// SCHEMA IF NOT EXISTS races with itself, so serialise it too.
+		conn, err := s.db.Conn(ctx)
+		if err != nil {
+			return fmt.Errorf("ledger %s: %w", s.name, err)
+		}
+		defer func() { _ = conn.Close() }()
+		for _, q := range []string{"SELECT pg_advisory_lock(7214391)", "CREATE SCHEMA IF NOT EXISTS " + pgSchema, "SELECT pg_advisory_unlock(7214391)"} {
+			if _, err := conn.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("ledger %s: create schema: %w", s.name, err)
+			}
+		}
+	}
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return err
+	}
+	p, err := goose.NewProvider(dialect, s.db, sub, append(opts, goose.WithDisableGlobalRegistry(true))...)
+	if err != nil {
+		return fmt.Errorf("ledger %s: migrations: %w", s.name, err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("ledger %s: migrate: %w", s.name, err)
+	}
+	return nil
+}
+
+// Close closes the connections.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Name is the ledger's redacted URL.
+func (s *Store) Name() string { return s.name }
+
+// Ping checks the ledger is reachable (readiness).
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.db.PingContext(ctx); err != nil {
+		return fmt.Errorf("ledger %s: %w", s.name, err)
+	}
+	return nil
+}
+
+// q rewrites ? placeholders as $n for PostgreSQL.
+func (s *Store) q(query string) string {
+	if !s.pg {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for _, c := range query {
+		if c == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func (s *Store) wrap(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("ledger %s: %s: %w", s.name, what, err)
+}
+
+// us is a time as stored: microseconds since the epoch; zero stays zero.
+func us(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMicro()
+}
+
+func fromUS(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMicro(v).UTC()
+}
+
+func fromNullUS(v sql.NullInt64) time.Time {
+	if !v.Valid {
+		return time.Time{}
+	}
+	return fromUS(v.Int64)
+}
+
+func nullUS(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixMicro()
+}
+
+// fileLock serialises SQLite migrations across processes with flock(2) on
+// a file beside the database.
+type fileLock struct {
+	path string
+	f    *os.File
+}
+
+func (l *fileLock) Lock(ctx context.Context, _ *sql.DB) error {
+	f, err := os.OpenFile(l.path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return err
+	}
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			_ = f.Close()
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			_ = f.Close()
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	l.f = f
+	return nil
+}
+
+func (l *fileLock) Unlock(context.Context, *sql.DB) error {
+	if l.f == nil {
+		return nil
+	}
+	err := l.f.Close() // closing releases the flock
+	l.f = nil
+	return err
+}

@@ -1,0 +1,154 @@
+package ledger
+
+import "time"
+
+// Action states.
+const (
+	StatePending    = "pending"
+	StateClaimed    = "claimed"
+	StateDelivered  = "delivered"
+	StateFailed     = "failed"
+	StateSuperseded = "superseded"
+)
+
+// Episode is one finding's life: it opens when first seen, stays open while
+// scans report it, and resolves when they stop.
+type Episode struct {
+	ID          string
+	Identity    string
+	Kind        string
+	SessionID   string
+	TaskID      string
+	WorkspaceID string
+	TurnID      string
+	PendingID   string
+	TaskTitle   string
+	Since       time.Time
+	OpenedAt    time.Time
+	LastSeen    time.Time
+	// MissingSince is when scans stopped reporting it (resolve_hold).
+	MissingSince time.Time
+	ResolvedAt   time.Time
+	Resolution   string
+	// KindChanges counts unanswered↔shadowed flips.
+	KindChanges int
+	// Finding is the latest finding as JSON (scan.Finding).
+	Finding string
+	// Actions are the episode's actions, oldest first.
+	Actions []Action
+}
+
+// Open reports whether the episode has not resolved.
+func (e Episode) Open() bool { return e.ResolvedAt.IsZero() }
+
+// Action is one side effect, saved before delivery.
+type Action struct {
+	Key       string
+	EpisodeID string
+	// Seq names the decision within the episode: "step/1/0", "kind/1",
+	// "resolve".
+	Seq    string
+	Step   int
+	Repeat int
+	// Kind is slack, slack_update, nudge, cancel_and_nudge or log.
+	Kind      string
+	Channel   string
+	Mention   string
+	ParentKey string
+	Digest    string
+	// Body is the frozen rendering (JSON).
+	Body        string
+	State       string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	NextAttempt time.Time
+	Attempts    int
+	// Uncertain is set when an earlier attempt may have landed (a timeout,
+	// a 5xx, a crashed holder): the next attempt looks for evidence first.
+	Uncertain     bool
+	ClaimToken    string
+	ClaimedBy     string
+	ClaimedAt     time.Time
+	ResultChannel string
+	ResultTS      string
+	Error         string
+	Conflicts     int
+}
+
+// Action kinds.
+const (
+	KindSlack          = "slack"
+	KindSlackUpdate    = "slack_update"
+	KindNudge          = "nudge"
+	KindCancelAndNudge = "cancel_and_nudge"
+	KindLog            = "log"
+)
+
+// IsSlack reports whether the action talks to Slack (silences and quiet
+// hours defer those).
+func (a Action) IsSlack() bool { return a.Kind == KindSlack || a.Kind == KindSlackUpdate }
+
+// Terminal reports whether the action is settled for good.
+func (a Action) Terminal() bool {
+	return a.State == StateDelivered || a.State == StateFailed || a.State == StateSuperseded
+}
+
+// State is what a decision reads: the open episodes with their actions.
+type State struct {
+	Open []Episode
+}
+
+// Plan is what one cycle's decision changes, applied in one transaction.
+type Plan struct {
+	// Now is the decision's instant.
+	Now       time.Time
+	Open      []Episode
+	Refresh   []Refresh
+	Missing   []Missing
+	Resolve   []Resolve
+	Actions   []Action
+	Supersede []string
+}
+
+// Empty reports whether the plan changes nothing.
+func (p Plan) Empty() bool {
+	return len(p.Open)+len(p.Refresh)+len(p.Missing)+len(p.Resolve)+len(p.Actions)+len(p.Supersede) == 0
+}
+
+// Refresh updates an open episode still reported by the scan.
+type Refresh struct {
+	ID          string
+	Kind        string
+	KindChanges int
+	TaskTitle   string
+	LastSeen    time.Time
+	Finding     string
+}
+
+// Missing marks when an open episode was first not reported.
+type Missing struct {
+	ID    string
+	Since time.Time
+}
+
+// Resolve closes an episode.
+type Resolve struct {
+	ID     string
+	At     time.Time
+	Reason string
+}
+
+// Applied reports what applying a plan found.
+type Applied struct {
+	// Inserted counts new actions.
+	Inserted int
+	// Conflicts are decisions whose key exists with another digest; the
+	// stored action stays authoritative.
+	Conflicts []Conflict
+}
+
+// Conflict is one key decided twice differently.
+type Conflict struct {
+	Key          string
+	Stored, Want string // digests
+}

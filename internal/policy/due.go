@@ -1,0 +1,42 @@
+// Package policy decides what watchdogd does about its findings. Every
+// decision here is a pure function of (ledger state, findings, config, now):
+// which episodes open, refresh or resolve, which step of an escalation
+// ladder is due, where a message goes, and whether a silence or quiet hours
+// defer it. I/O stays in internal/app.
+package policy
+
+import (
+	"time"
+
+	"github.com/watchdogd/watchdogd/internal/config"
+)
+
+// Occurrence is one occurrence of a ladder step: step index and repeat
+// number (0 for the step itself, n for the n-th repeat of the last step).
+type Occurrence struct {
+	Step   int
+	Repeat int
+	At     time.Time
+}
+
+// Due returns the newest step occurrence due at now for an episode that
+// began at since. Only the newest is ever returned, so an outage, a silence
+// or quiet hours never release a burst of missed steps or repeats.
+func Due(since time.Time, p *config.Policy, now time.Time) (Occurrence, bool) {
+	last := -1
+	for i, s := range p.Steps {
+		if !since.Add(s.After).After(now) {
+			last = i
+		}
+	}
+	if last < 0 {
+		return Occurrence{}, false
+	}
+	occ := Occurrence{Step: last, At: since.Add(p.Steps[last].After)}
+	if last == len(p.Steps)-1 && p.RepeatEvery > 0 {
+		n := int(now.Sub(occ.At) / p.RepeatEvery)
+		occ.Repeat = n
+		occ.At = occ.At.Add(time.Duration(n) * p.RepeatEvery)
+	}
+	return occ, true
+}

@@ -1,0 +1,261 @@
+package policy
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/watchdogd/watchdogd/internal/config"
+	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/scan"
+)
+
+// TemplateVersion is part of every decision's digest: a change to how
+// messages are rendered is a different decision.
+const TemplateVersion = "1"
+
+// Input is everything one decision reads besides the ledger state.
+type Input struct {
+	Now      time.Time
+	Findings []scan.Finding
+	Config   *config.Config
+	// Slack is false when the config has no slack: block; Slack steps then
+	// run as log.
+	Slack bool
+	// Reason says how an episode cleared ("the turn completed", "answered",
+	// "the session ended"), from the current snapshot.
+	Reason func(ledger.Episode) string
+	// NewID mints episode ids.
+	NewID func() string
+}
+
+// Identity matches a finding to its episode across cycles: kind, session,
+// turn and pending id, with both clarification kinds as one, so a question
+// that turns from unanswered to shadowed stays one episode.
+func Identity(f scan.Finding) string {
+	kind := f.Kind
+	if kind == scan.KindUnansweredClarification || kind == scan.KindShadowedClarification {
+		kind = "clarification"
+	}
+	return strings.Join([]string{kind, f.SessionID, deref(f.TurnID), deref(f.PendingID)}, "|")
+}
+
+// Key is an action's idempotency key: a hash of the episode id and the
+// decision's place in the episode (step and repeat, kind change, resolve).
+func Key(episodeID, seq string) string {
+	sum := sha256.Sum256([]byte(episodeID + "\x00" + seq))
+	return hex.EncodeToString(sum[:16])
+}
+
+// Digest fingerprints a decision: the same key with another digest is a
+// conflict (the config changed under a decided action).
+func Digest(a ledger.Action, identity string) string {
+	sum := sha256.Sum256([]byte(strings.Join([]string{"v" + TemplateVersion, a.Kind, a.Channel, a.Mention, a.ParentKey, identity, a.Seq}, "\x00")))
+	return hex.EncodeToString(sum[:16])
+}
+
+// Decide is the pure decision of one cycle: open, refresh and resolve
+// episodes from the findings, and decide each open episode's due step.
+func Decide(st ledger.State, in Input) ledger.Plan {
+	p := planner{in: in, plan: ledger.Plan{Now: in.Now}}
+	byIdentity := map[string]ledger.Episode{}
+	for _, e := range st.Open {
+		byIdentity[e.Identity] = e
+	}
+	seen := map[string]bool{}
+	for _, f := range in.Findings {
+		id := Identity(f)
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		if e, ok := byIdentity[id]; ok {
+			p.refresh(e, f)
+		} else {
+			p.open(id, f)
+		}
+	}
+	for _, e := range st.Open {
+		if !seen[e.Identity] {
+			p.missing(e)
+		}
+	}
+	return p.plan
+}
+
+type planner struct {
+	in   Input
+	plan ledger.Plan
+}
+
+func (p *planner) policy(kind string) *config.Policy {
+	if pol, ok := p.in.Config.Policy[kind]; ok && pol != nil {
+		return pol
+	}
+	def := config.DefaultPolicy(kind)
+	return &def
+}
+
+func (p *planner) open(identity string, f scan.Finding) {
+	e := ledger.Episode{
+		ID: p.in.NewID(), Identity: identity, Kind: f.Kind, SessionID: f.SessionID, TaskID: f.TaskID,
+		WorkspaceID: f.WorkspaceID, TurnID: deref(f.TurnID), PendingID: deref(f.PendingID), TaskTitle: f.TaskTitle,
+		Since: f.SinceTime, OpenedAt: p.in.Now, LastSeen: p.in.Now, Finding: findingJSON(f),
+	}
+	p.plan.Open = append(p.plan.Open, e)
+	p.steps(e)
+}
+
+// refresh updates an episode still reported. A question that turned from
+// unanswered to shadowed (or back) follows the new kind's ladder; the change
+// itself is a thread reply — the new ladder's step when one is newly due,
+// else a reply of its own.
+func (p *planner) refresh(e ledger.Episode, f scan.Finding) {
+	flipped := f.Kind != e.Kind
+	if flipped {
+		e.KindChanges++
+		e.Kind = f.Kind
+	}
+	e.TaskTitle, e.Finding = f.TaskTitle, findingJSON(f)
+	p.plan.Refresh = append(p.plan.Refresh, ledger.Refresh{ID: e.ID, Kind: e.Kind, KindChanges: e.KindChanges,
+		TaskTitle: f.TaskTitle, LastSeen: p.in.Now, Finding: e.Finding})
+	if newStep := p.steps(e); flipped && !newStep && firstSlack(e, nil) != nil {
+		p.decide(e, fmt.Sprintf("kind/%d", e.KindChanges), 0, 0, config.ActionSlack, false)
+	}
+}
+
+// steps decides the episode's newest due step of its kind's ladder,
+// superseding older pending steps so that only the newest ever goes out. It
+// reports whether that step is a new decision.
+func (p *planner) steps(e ledger.Episode) bool {
+	pol := p.policy(e.Kind)
+	occ, ok := Due(e.Since, pol, p.in.Now)
+	if !ok {
+		return false
+	}
+	step := pol.Steps[occ.Step]
+	seq := fmt.Sprintf("step/%s/%d/%d", e.Kind, occ.Step, occ.Repeat)
+	p.decide(e, seq, occ.Step, occ.Repeat, step.Action, step.Mention)
+	return actionBySeq(e, seq) == nil
+}
+
+// decide adds one decision (or re-decides an existing one, for conflict
+// detection).
+func (p *planner) decide(e ledger.Episode, seq string, step, repeat int, action string, mention bool) {
+	kind := actionKind(action, p.in.Slack)
+	key := Key(e.ID, seq)
+	a := ledger.Action{Key: key, EpisodeID: e.ID, Seq: seq, Step: step, Repeat: repeat, Kind: kind,
+		CreatedAt: p.in.Now, NextAttempt: p.in.Now}
+	if existing := actionBySeq(e, seq); existing != nil {
+		a.ParentKey = existing.ParentKey // structure, not config: keep it
+	} else {
+		superseded := map[string]bool{}
+		if strings.HasPrefix(seq, "step/") {
+			for _, old := range e.Actions {
+				if strings.HasPrefix(old.Seq, "step/") && old.State == ledger.StatePending && !old.Uncertain {
+					superseded[old.Key] = true
+					p.plan.Supersede = append(p.plan.Supersede, old.Key)
+				}
+			}
+		}
+		if kind == ledger.KindSlack {
+			if first := firstSlack(e, superseded); first != nil {
+				a.ParentKey = first.Key
+			}
+		}
+	}
+	if kind == ledger.KindSlack {
+		a.Channel, a.Mention = Route(p.in.Config.Slack, e)
+		if !mention {
+			a.Mention = ""
+		}
+	}
+	a.Digest = Digest(a, e.Identity)
+	p.plan.Actions = append(p.plan.Actions, a)
+}
+
+func (p *planner) missing(e ledger.Episode) {
+	since := e.MissingSince
+	if since.IsZero() {
+		since = p.in.Now
+		p.plan.Missing = append(p.plan.Missing, ledger.Missing{ID: e.ID, Since: since})
+	}
+	if p.in.Now.Sub(since) < p.policy(e.Kind).ResolveHold {
+		return // damp flapping: not gone for long enough
+	}
+	p.plan.Resolve = append(p.plan.Resolve, ledger.Resolve{ID: e.ID, At: p.in.Now, Reason: p.in.Reason(e)})
+	for _, a := range e.Actions {
+		if a.State == ledger.StatePending && !a.Uncertain {
+			p.plan.Supersede = append(p.plan.Supersede, a.Key)
+		}
+	}
+	// Edit the first message in place when it was (or may have been) sent.
+	// A first message that never went out resolves silently.
+	first := firstSlack(e, nil)
+	if first == nil || !p.policy(e.Kind).ResolveEnabled() || !p.in.Slack {
+		return
+	}
+	if first.State != ledger.StateDelivered && first.State != ledger.StateClaimed && !(first.State == ledger.StatePending && first.Uncertain) {
+		return
+	}
+	a := ledger.Action{Key: Key(e.ID, "resolve"), EpisodeID: e.ID, Seq: "resolve", Kind: ledger.KindSlackUpdate,
+		Channel: first.Channel, ParentKey: first.Key, CreatedAt: p.in.Now, NextAttempt: p.in.Now}
+	a.Digest = Digest(a, e.Identity)
+	p.plan.Actions = append(p.plan.Actions, a)
+}
+
+// firstSlack is the episode's first live Slack post: the message later
+// steps reply to and a resolve edits.
+func firstSlack(e ledger.Episode, excluded map[string]bool) *ledger.Action {
+	for i, a := range e.Actions {
+		if a.Kind != ledger.KindSlack || excluded[a.Key] || a.State == ledger.StateSuperseded || a.State == ledger.StateFailed {
+			continue
+		}
+		return &e.Actions[i]
+	}
+	return nil
+}
+
+func actionBySeq(e ledger.Episode, seq string) *ledger.Action {
+	for i, a := range e.Actions {
+		if a.Seq == seq {
+			return &e.Actions[i]
+		}
+	}
+	return nil
+}
+
+// actionKind maps a configured action to what runs: without a slack: block,
+// Slack steps are logged (a fresh install does not crash-loop).
+func actionKind(action string, slack bool) string {
+	switch action {
+	case config.ActionSlack:
+		if !slack {
+			return ledger.KindLog
+		}
+		return ledger.KindSlack
+	case config.ActionNudge:
+		return ledger.KindNudge
+	case config.ActionCancelAndNudge:
+		return ledger.KindCancelAndNudge
+	}
+	return ledger.KindLog
+}
+
+func findingJSON(f scan.Finding) string {
+	b, err := json.Marshal(f)
+	if err != nil {
+		return "{}" // scan.Finding holds only strings and numbers
+	}
+	return string(b)
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

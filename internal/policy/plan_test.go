@@ -1,0 +1,285 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/watchdogd/watchdogd/internal/config"
+	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/scan"
+)
+
+var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+func strp(s string) *string { return &s }
+
+func finding(kind string, since time.Time) scan.Finding {
+	return scan.Finding{Kind: kind, SessionID: "s1", TaskID: "t1", TaskTitle: "Fix login", WorkspaceID: "ws-web",
+		TurnID: strp("turn-1"), PendingID: strp("p1"), SinceTime: since}
+}
+
+func cfgWith(yaml string) *config.Config {
+	c, err := config.Parse("test.yaml", []byte(yaml), func(string) string { return "tok" })
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+var slackCfg = cfgWith(`
+slack:
+  token_file: /dev/null
+  default_channel: C-default
+  default_mention: "<!here>"
+  routes:
+    - match: {workspace_id: ws-ops}
+      channel: C-ops
+      mention: "<!subteam^S1>"
+`)
+
+func input(now time.Time, fs ...scan.Finding) Input {
+	n := 0
+	return Input{Now: now, Findings: fs, Config: slackCfg, Slack: true,
+		Reason: func(ledger.Episode) string { return "answered" },
+		NewID:  func() string { n++; return fmt.Sprintf("ep%d", n) }}
+}
+
+// episode turns a plan's new episode plus decided actions (with states)
+// into ledger state for the next cycle.
+func episode(p ledger.Plan, states ...string) ledger.State {
+	e := p.Open[0]
+	for i, a := range p.Actions {
+		a.State = ledger.StatePending
+		if i < len(states) {
+			a.State = states[i]
+		}
+		e.Actions = append(e.Actions, a)
+	}
+	return ledger.State{Open: []ledger.Episode{e}}
+}
+
+func seqs(as []ledger.Action) string {
+	var out []string
+	for _, a := range as {
+		s := a.Seq + ":" + a.Kind
+		if a.Channel != "" {
+			s += "@" + a.Channel
+		}
+		if a.Mention != "" {
+			s += "+mention"
+		}
+		if a.ParentKey != "" {
+			s += "^parent"
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, " ")
+}
+
+func TestDecideLifecycle(t *testing.T) {
+	m := time.Minute
+	f := finding(scan.KindStalledTurn, t0.Add(-20*m))
+
+	// A new finding opens an episode and decides its first step: a
+	// top-level Slack post to the default channel.
+	p1 := Decide(ledger.State{}, input(t0, f))
+	if len(p1.Open) != 1 || seqs(p1.Actions) != "step/stalled_turn/0/0:slack@C-default" {
+		t.Fatalf("first cycle: open %d, actions %q", len(p1.Open), seqs(p1.Actions))
+	}
+	first := p1.Actions[0]
+
+	// Next cycle, still reported, first step delivered: the same decision
+	// again (same key and digest: nothing new), the episode refreshed.
+	st := episode(p1, ledger.StateDelivered)
+	p2 := Decide(st, input(t0.Add(m), f))
+	if len(p2.Open) != 0 || len(p2.Refresh) != 1 || len(p2.Actions) != 1 || p2.Actions[0].Key != first.Key || p2.Actions[0].Digest != first.Digest || len(p2.Supersede) != 0 {
+		t.Fatalf("second cycle: %+v", p2)
+	}
+
+	// 30 minutes after since, the second step (mention) replies in the
+	// thread of the first message.
+	p3 := Decide(st, input(t0.Add(10*m), f))
+	if seqs(p3.Actions) != "step/stalled_turn/1/0:slack@C-default+mention^parent" || p3.Actions[0].ParentKey != first.Key {
+		t.Fatalf("step 2: %q", seqs(p3.Actions))
+	}
+
+	// The finding is gone: the episode resolves, and the delivered first
+	// message is edited in place.
+	p4 := Decide(st, input(t0.Add(11*m)))
+	if len(p4.Resolve) != 1 || p4.Resolve[0].Reason != "answered" || seqs(p4.Actions) != "resolve:slack_update@C-default^parent" {
+		t.Fatalf("resolve: %+v actions %q", p4.Resolve, seqs(p4.Actions))
+	}
+}
+
+func TestDecideRules(t *testing.T) {
+	m := time.Minute
+	stalled := finding(scan.KindStalledTurn, t0.Add(-20*m))
+	question := finding(scan.KindUnansweredClarification, t0.Add(-20*m))
+	shadowed := question
+	shadowed.Kind = scan.KindShadowedClarification
+	ops := stalled
+	ops.WorkspaceID = "ws-ops"
+	open := func(f scan.Finding, states ...string) ledger.State { return episode(Decide(ledger.State{}, input(t0, f)), states...) }
+	noSlack := input(t0.Add(40*m), stalled)
+	noSlack.Config, noSlack.Slack = cfgWith(""), false
+
+	cases := []struct {
+		name   string
+		st     ledger.State
+		in     Input
+		want   string // decided actions
+		check  func(ledger.Plan) error
+	}{
+		// The first post was deferred (still pending) when the second step
+		// came due: it is superseded and the second step goes out alone, as
+		// the top-level message — no burst after a silence.
+		{"newest step supersedes a deferred one", open(stalled, ledger.StatePending), input(t0.Add(10*m), stalled),
+			"step/stalled_turn/1/0:slack@C-default+mention", func(p ledger.Plan) error {
+				if len(p.Supersede) != 1 {
+					return fmt.Errorf("superseded %v", p.Supersede)
+				}
+				return nil
+			}},
+		// A pending first post that may have landed (timeout) is kept: its
+		// next attempt looks for evidence first.
+		{"an uncertain first post is not superseded", func() ledger.State {
+			st := open(stalled, ledger.StatePending)
+			st.Open[0].Actions[0].Uncertain = true
+			return st
+		}(), input(t0.Add(10*m), stalled), "step/stalled_turn/1/0:slack@C-default+mention^parent", nil},
+		// The question turned from unanswered to shadowed: one episode, a
+		// thread reply about the change.
+		{"kind flip is a thread reply", open(question, ledger.StateDelivered), input(t0.Add(m), shadowed),
+			"step/shadowed_clarification/0/0:slack@C-default+mention^parent", func(p ledger.Plan) error {
+				if p.Refresh[0].Kind != scan.KindShadowedClarification || p.Refresh[0].KindChanges != 1 || len(p.Open) != 0 {
+					return fmt.Errorf("refresh %+v open %d", p.Refresh, len(p.Open))
+				}
+				return nil
+			}},
+		// Never sent (deferred), then cleared: resolves silently.
+		{"resolve without a sent message is silent", open(stalled, ledger.StatePending), input(t0.Add(m)), "",
+			func(p ledger.Plan) error {
+				if len(p.Resolve) != 1 || len(p.Supersede) != 1 {
+					return fmt.Errorf("resolve %v supersede %v", p.Resolve, p.Supersede)
+				}
+				return nil
+			}},
+		// A claimed first post may be landing right now: edit it when it
+		// settles.
+		{"resolve after an in-flight post edits it", open(stalled, ledger.StateClaimed), input(t0.Add(m)), "resolve:slack_update@C-default^parent", nil},
+		// Routes match by workspace; the ops route's mention is used only on
+		// steps that ask for it.
+		{"routes by workspace", ledger.State{}, input(t0.Add(10*m), ops), "step/stalled_turn/1/0:slack@C-ops+mention", nil},
+		// Without a slack: block, Slack steps are logged.
+		{"no slack block logs", ledger.State{}, noSlack, "step/stalled_turn/1/0:log", nil},
+		// Clarifications repeat hourly with a mention; 5h after since only
+		// the newest repeat is decided.
+		{"only the newest repeat", open(question, ledger.StateDelivered), input(t0.Add(5*time.Hour), question),
+			"step/unanswered_clarification/1/4:slack@C-default+mention^parent", nil},
+		// Flipping back to a ladder whose newest step was already decided:
+		// the change is a reply of its own.
+		{"flip back is a kind reply", func() ledger.State {
+			st := open(question, ledger.StateDelivered)
+			st.Open[0].Kind = scan.KindShadowedClarification
+			return st
+		}(), input(t0.Add(m), question), "step/unanswered_clarification/0/0:slack@C-default kind/1:slack@C-default^parent", nil},
+	}
+	for _, c := range cases {
+		p := Decide(c.st, c.in)
+		if got := seqs(p.Actions); got != c.want {
+			t.Errorf("%s: actions %q, want %q", c.name, got, c.want)
+			continue
+		}
+		if c.check != nil {
+			if err := c.check(p); err != nil {
+				t.Errorf("%s: %v", c.name, err)
+			}
+		}
+	}
+}
+
+// TestResolveHold: with resolve_hold, a finding that disappears for one
+// cycle only marks the episode; it resolves once gone for the hold.
+func TestResolveHold(t *testing.T) {
+	m := time.Minute
+	cfg := cfgWith("policy:\n  stalled_turn:\n    resolve_hold: 5m\n")
+	f := finding(scan.KindStalledTurn, t0.Add(-20*m))
+	in := input(t0, f)
+	in.Config, in.Slack = cfg, false
+	st := episode(Decide(ledger.State{}, in), ledger.StateDelivered)
+	in.Now, in.Findings = t0.Add(m), nil
+	p := Decide(st, in)
+	if len(p.Missing) != 1 || len(p.Resolve) != 0 {
+		t.Fatalf("first miss: missing %v resolve %v", p.Missing, p.Resolve)
+	}
+	st.Open[0].MissingSince = t0.Add(m)
+	in.Now = t0.Add(6 * m)
+	if p := Decide(st, in); len(p.Resolve) != 1 || len(p.Missing) != 0 {
+		t.Fatalf("after the hold: missing %v resolve %v", p.Missing, p.Resolve)
+	}
+	// Seen again before the hold: refreshed (which clears missing_since).
+	in.Now, in.Findings = t0.Add(3*m), []scan.Finding{f}
+	if p := Decide(st, in); len(p.Refresh) != 1 || len(p.Resolve) != 0 {
+		t.Fatalf("back before the hold: %+v", p)
+	}
+}
+
+// TestDigestFollowsConfig: changing the channel changes the digest of the
+// same key — the ledger counts that as a conflict.
+func TestDigestFollowsConfig(t *testing.T) {
+	f := finding(scan.KindStalledTurn, t0)
+	a := Decide(ledger.State{}, input(t0, f)).Actions[0]
+	in := input(t0, f)
+	in.Config = cfgWith("slack:\n  token_file: /dev/null\n  default_channel: C-other\n")
+	b := Decide(ledger.State{}, in).Actions[0]
+	if a.Key != b.Key || a.Digest == b.Digest {
+		t.Fatalf("key %s/%s digest %s/%s", a.Key, b.Key, a.Digest, b.Digest)
+	}
+}
+
+func TestQuietHours(t *testing.T) {
+	hm := func(s string) config.ClockTime {
+		var c config.ClockTime
+		var h, m int
+		fmt.Sscanf(s, "%d:%d", &h, &m)
+		c.Set, c.Minutes = true, h*60+m
+		return c
+	}
+	night := &config.QuietHours{Timezone: "Europe/Berlin", Start: hm("22:00"), End: hm("07:00"), Days: []string{"mon", "tue", "wed", "thu", "fri"}}
+	lunch := &config.QuietHours{Timezone: "UTC", Start: hm("12:00"), End: hm("13:00")}
+	cases := []struct {
+		q    *config.QuietHours
+		at   string
+		want bool
+	}{
+		{night, "2026-11-30T22:30:00+01:00", true},  // Monday night
+		{night, "2026-12-01T06:59:00+01:00", true},  // Tuesday early: Monday's window
+		{night, "2026-12-01T07:00:00+01:00", false}, // window ended
+		{night, "2026-12-05T23:00:00+01:00", false}, // Saturday night: not a quiet day
+		{night, "2026-12-05T02:00:00+01:00", true},  // Saturday 02:00 belongs to Friday's window
+		{night, "2026-12-07T02:00:00+01:00", false}, // Monday 02:00 belongs to Sunday's window
+		{lunch, "2026-12-05T12:30:00Z", true},
+		{lunch, "2026-12-05T13:00:00Z", false},
+		{nil, "2026-12-05T12:30:00Z", false},
+	}
+	for _, c := range cases {
+		at, _ := time.Parse(time.RFC3339, c.at)
+		if got := Quiet(c.q, at); got != c.want {
+			t.Errorf("Quiet(%s) = %v, want %v", c.at, got, c.want)
+		}
+	}
+	e := ledger.Episode{WorkspaceID: "ws-web", Kind: scan.KindStalledTurn}
+	s := []Silence{{Match: config.Match{Kind: scan.KindStalledTurn}, Until: t0.Add(time.Hour)}}
+	if d, _ := Deferred(e, s, nil, t0); !d {
+		t.Error("a matching silence defers")
+	}
+	if d, _ := Deferred(e, s, nil, t0.Add(2*time.Hour)); d {
+		t.Error("an expired silence does not")
+	}
+	e.Kind = scan.KindNeverStarted
+	if d, _ := Deferred(e, s, nil, t0); d {
+		t.Error("a silence for another kind does not")
+	}
+}

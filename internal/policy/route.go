@@ -1,0 +1,91 @@
+package policy
+
+import (
+	"time"
+
+	"github.com/watchdogd/watchdogd/internal/config"
+	"github.com/watchdogd/watchdogd/internal/ledger"
+)
+
+// Route picks an episode's Slack channel and mention: the first matching
+// route wins, else slack.default_channel with slack.default_mention.
+func Route(s *config.Slack, e ledger.Episode) (channel, mention string) {
+	if s == nil {
+		return "", ""
+	}
+	for _, r := range s.Routes {
+		if Matches(r.Match, e) {
+			return r.Channel, r.Mention
+		}
+	}
+	return s.DefaultChannel, s.DefaultMention
+}
+
+// Matches reports whether a matcher selects an episode; empty fields match
+// anything.
+func Matches(m config.Match, e ledger.Episode) bool {
+	return (m.WorkspaceID == "" || m.WorkspaceID == e.WorkspaceID) &&
+		(m.TaskID == "" || m.TaskID == e.TaskID) &&
+		(m.SessionID == "" || m.SessionID == e.SessionID) &&
+		(m.Kind == "" || m.Kind == e.Kind)
+}
+
+// Silence is an active mute from the config or the ledger.
+type Silence struct {
+	ID      string
+	Match   config.Match
+	Until   time.Time
+	Comment string
+}
+
+// Deferred says whether a Slack action of episode e waits at now, and why:
+// a matching unexpired silence, or quiet hours. Deferred actions stay
+// pending; nothing is dropped.
+func Deferred(e ledger.Episode, silences []Silence, q *config.QuietHours, now time.Time) (bool, string) {
+	for _, s := range silences {
+		if now.Before(s.Until) && Matches(s.Match, e) {
+			return true, "silenced until " + s.Until.UTC().Format(time.RFC3339)
+		}
+	}
+	if Quiet(q, now) {
+		return true, "quiet hours"
+	}
+	return false, ""
+}
+
+// Quiet reports whether now falls inside the quiet-hours window. A window
+// whose start is after its end wraps midnight and belongs to the day it
+// started on.
+func Quiet(q *config.QuietHours, now time.Time) bool {
+	if q == nil || !q.Start.Set || !q.End.Set {
+		return false
+	}
+	loc, err := time.LoadLocation(q.Timezone)
+	if err != nil {
+		loc = time.UTC // validated at load; a missing tzdata entry must not mute
+	}
+	t := now.In(loc)
+	minute := t.Hour()*60 + t.Minute()
+	start, end := q.Start.Minutes, q.End.Minutes
+	switch {
+	case start < end:
+		return minute >= start && minute < end && onDay(q.Days, t.Weekday())
+	case minute >= start:
+		return onDay(q.Days, t.Weekday())
+	case minute < end:
+		return onDay(q.Days, t.AddDate(0, 0, -1).Weekday())
+	}
+	return false
+}
+
+func onDay(days []string, d time.Weekday) bool {
+	if len(days) == 0 {
+		return true
+	}
+	for _, s := range days {
+		if w, ok := config.Weekday(s); ok && w == d {
+			return true
+		}
+	}
+	return false
+}
