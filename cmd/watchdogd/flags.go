@@ -14,7 +14,8 @@ const usage = `Usage: watchdogd <command> [flags]
 
 Commands:
   scan          read kandev once and print the findings (no ledger, no sending)
-  demo          scan a built-in demo database and show what watchdogd finds
+  run           run the watchdog (--once: one cycle; --dry-run: decide, send nothing)
+  demo          scan a built-in demo database and show what watchdogd would send
   version       print the version
 
 Run "watchdogd <command> -h" for a command's flags.
@@ -43,6 +44,11 @@ func parseArgs(args []string, stdout, stderr io.Writer) (app.Options, int, bool)
 		fs.StringVar(&opts.DatabaseURL, "database-url", "", "kandev's database: sqlite:///abs/path.db, sqlite://rel.db or postgres://…")
 		fs.StringVar(&now, "now", "", "measure ages at this RFC 3339 instant instead of the clock")
 		fs.StringVar(&opts.Output, "output", "table", "table or json")
+	case "run":
+		fs.StringVar(&opts.ConfigFile, "config", "", "config file (YAML)")
+		fs.StringVar(&opts.DatabaseURL, "database-url", "", "kandev's database (overrides the config and WATCHDOGD_DATABASE_URL)")
+		fs.BoolVar(&opts.Once, "once", false, "run one cycle and exit")
+		fs.BoolVar(&opts.DryRun, "dry-run", false, "decide and print, but write and send nothing (implies --once)")
 	case "demo":
 		fs.StringVar(&opts.ConfigFile, "config", "", "config file (YAML)")
 		fs.StringVar(&opts.Output, "output", "table", "table or json")

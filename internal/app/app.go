@@ -49,6 +49,8 @@ func Run(ctx context.Context, opts Options) int {
 		err = runScan(ctx, opts)
 	case "demo":
 		err = runDemo(ctx, opts)
+	case "run":
+		err = runOnce(ctx, opts)
 	default:
 		err = usageError(fmt.Sprintf("unknown command %q", opts.Command))
 	}

@@ -1,18 +1,26 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/watchdogd/watchdogd/internal/config"
+	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/notify"
 )
 
 // runDemo builds a kandev-shaped SQLite database in a temporary directory
-// holding one session per finding kind plus healthy ones, scans it, and
-// prints the report.
+// holding one session per finding kind plus healthy ones, runs one cycle with
+// the console notifier standing in for Slack and kandev, and prints the
+// report and what watchdogd would send.
 func runDemo(ctx context.Context, opts Options) error {
 	dir, err := os.MkdirTemp("", "watchdogd-demo-")
 	if err != nil {
@@ -31,20 +39,48 @@ func runDemo(ctx context.Context, opts Options) error {
 	if err := db.Close(); err != nil {
 		return err
 	}
-	cfg := config.Default()
-	if opts.ConfigFile != "" {
-		if cfg, err = config.Load(opts.ConfigFile, opts.Getenv); err != nil {
-			return err
-		}
-	}
-	fmt.Fprintf(opts.Stdout, "Demo kandev database: %s (removed on exit)\n\n", db.Path)
-	rep, err := scanOnce(ctx, db.URL(), cfg, now)
+	cfg, err := loadConfig(opts)
 	if err != nil {
 		return err
 	}
+	cfg.State.URL = "sqlite://" + filepath.Join(dir, "state.db")
+	if cfg.Slack == nil {
+		cfg.Slack = &config.Slack{DefaultChannel: "#kandev-alerts", MaxMessagesPerCycle: 100}
+	}
+	reader, err := kandev.Open(ctx, db.URL(), kandev.Options{})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = reader.Close() }()
+	store, err := ledger.Open(ctx, cfg.State.URL)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = store.Close() }()
+	var sent bytes.Buffer
+	con := notify.NewConsole(&sent)
+	log, err := newLogger(config.Log{Level: "error", Format: "console"}, opts.Stderr)
+	if err != nil {
+		return err
+	}
+	c := &Cycle{Config: cfg, Reader: reader, Store: store, Slack: con, Kandev: con, Log: log,
+		Metrics: NewMetrics(prometheus.NewRegistry(), opts.Version), Now: func() time.Time { return now }, Holder: "demo",
+		LogActions: &sent} // log actions (multiple_open_turns) show with what is sent
+	res, err := c.Run(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.Stdout, "Demo kandev database with %d active sessions (removed on exit).\n\n", len(res.Report.Sessions))
 	format := opts.Output
 	if format == "" {
 		format = "table"
 	}
-	return printReport(opts.Stdout, format, rep)
+	if err := printReport(opts.Stdout, format, res.Report); err != nil {
+		return err
+	}
+	if format == "table" {
+		fmt.Fprintf(opts.Stdout, "\nWhat watchdogd would send on its first cycle (%d episodes opened):\n\n%s", len(res.Plan.Open), sent.String())
+	}
+	_ = log.Sync()
+	return nil
 }

@@ -16,7 +16,17 @@ import (
 // Snapshot reads every active session in one read-only transaction with a
 // fixed number of statements, whatever the number of sessions: never one
 // query per session.
-func (r *Reader) Snapshot(ctx context.Context) (snap *Snapshot, err error) {
+func (r *Reader) Snapshot(ctx context.Context) (*Snapshot, error) {
+	return r.snapshot(ctx, nil)
+}
+
+// TaskSnapshot reads the active sessions of one task the same way: the
+// fresh check right before an action is delivered.
+func (r *Reader) TaskSnapshot(ctx context.Context, taskID string) (*Snapshot, error) {
+	return r.snapshot(ctx, &taskID)
+}
+
+func (r *Reader) snapshot(ctx context.Context, taskID *string) (snap *Snapshot, err error) {
 	snap = &Snapshot{Dialect: r.dialect}
 	opts := &sql.TxOptions{ReadOnly: true}
 	if r.dialect == authority.Postgres {
@@ -34,7 +44,11 @@ func (r *Reader) Snapshot(ctx context.Context) (snap *Snapshot, err error) {
 			_ = tx.Rollback()
 		}
 	}()
-	sessions, err := r.readSessions(ctx, tx, snap)
+	var args []any
+	if taskID != nil {
+		args = append(args, *taskID)
+	}
+	sessions, err := r.readSessions(ctx, tx, snap, args)
 	if err != nil {
 		return nil, err
 	}
@@ -76,14 +90,14 @@ func (r *Reader) wrap(what string, err error) error {
 // class 22, or 54001 for JSON nested past the server's stack), rolls back to
 // it and reads the same selection with metadata as text for the Go rule.
 // Same snapshot, still a fixed number of statements.
-func (r *Reader) readSessions(ctx context.Context, tx *sql.Tx, snap *Snapshot) ([]Session, error) {
+func (r *Reader) readSessions(ctx context.Context, tx *sql.Tx, snap *Snapshot, args []any) ([]Session, error) {
 	if r.dialect == authority.SQLite {
-		return r.fastSessions(ctx, tx, snap)
+		return r.fastSessions(ctx, tx, snap, args)
 	}
 	if err := r.exec(ctx, tx, snap, "SAVEPOINT watchdogd_fast"); err != nil {
 		return nil, r.wrap("savepoint", err)
 	}
-	sessions, err := r.fastSessions(ctx, tx, snap)
+	sessions, err := r.fastSessions(ctx, tx, snap, args)
 	if err == nil {
 		if err := r.exec(ctx, tx, snap, "RELEASE SAVEPOINT watchdogd_fast"); err != nil {
 			return nil, r.wrap("release savepoint", err)
@@ -98,7 +112,7 @@ func (r *Reader) readSessions(ctx context.Context, tx *sql.Tx, snap *Snapshot) (
 		return nil, r.wrap("rollback to savepoint", err)
 	}
 	snap.Fallback = true
-	return r.fallbackSessions(ctx, tx, snap)
+	return r.fallbackSessions(ctx, tx, snap, args)
 }
 
 // sessionCols are the columns both session statements start with.
@@ -125,8 +139,8 @@ func (c *sessionCols) session(snap *Snapshot) Session {
 	}
 }
 
-func (r *Reader) fastSessions(ctx context.Context, tx *sql.Tx, snap *Snapshot) ([]Session, error) {
-	rows, err := r.query(ctx, tx, snap, sessionsQuery(r.dialect, r.hasQueued))
+func (r *Reader) fastSessions(ctx context.Context, tx *sql.Tx, snap *Snapshot, args []any) ([]Session, error) {
+	rows, err := r.query(ctx, tx, snap, sessionsQuery(r.dialect, r.hasQueued, len(args) > 0), args...)
 	if err != nil {
 		return nil, r.wrapPG("read sessions", err)
 	}
@@ -167,8 +181,8 @@ func (r *Reader) fastSessions(ctx context.Context, tx *sql.Tx, snap *Snapshot) (
 // wrapPG keeps a *pgconn.PgError reachable for the fallback decision.
 func (r *Reader) wrapPG(what string, err error) error { return r.wrap(what, err) }
 
-func (r *Reader) fallbackSessions(ctx context.Context, tx *sql.Tx, snap *Snapshot) ([]Session, error) {
-	rows, err := r.query(ctx, tx, snap, sessionTurnsQuery(r.dialect, r.hasQueued))
+func (r *Reader) fallbackSessions(ctx context.Context, tx *sql.Tx, snap *Snapshot, args []any) ([]Session, error) {
+	rows, err := r.query(ctx, tx, snap, sessionTurnsQuery(r.dialect, r.hasQueued, len(args) > 0), args...)
 	if err != nil {
 		return nil, r.wrap("read sessions (metadata as text)", err)
 	}

@@ -11,18 +11,27 @@ import (
 // grows with active sessions, not with history.
 const activeStates = `('CREATED', 'STARTING', 'RUNNING', 'IDLE', 'WAITING_FOR_INPUT')`
 
-// activeCTE selects the active sessions of non-archived tasks.
-func activeCTE(d authority.Dialect) string {
+// activeCTE selects the active sessions of non-archived tasks; with
+// oneTask, only those of the task given as the statement's one parameter (a
+// fencing check re-reads one task right before an action is delivered).
+func activeCTE(d authority.Dialect, oneTask bool) string {
 	started := "CAST(s.started_at AS TEXT)"
+	filter := ""
 	if d == authority.Postgres {
 		started = "s.started_at"
+	}
+	if oneTask {
+		filter = " AND s.task_id = ?"
+		if d == authority.Postgres {
+			filter = " AND s.task_id = $1"
+		}
 	}
 	return fmt.Sprintf(`active AS (
   SELECT s.id AS session_id, s.task_id, s.state, CAST(s.is_primary AS INTEGER) <> 0 AS is_primary,
          %s AS session_started_at, t.title, t.workspace_id, t.metadata AS task_metadata
   FROM task_sessions s JOIN tasks t ON t.id = s.task_id
-  WHERE s.state IN %s AND t.archived_at IS NULL
-)`, started, activeStates)
+  WHERE s.state IN %s AND t.archived_at IS NULL%s
+)`, started, activeStates, filter)
 }
 
 // queuedJoin counts queued_messages per session in one pass over that small
@@ -48,7 +57,7 @@ func ts(d authority.Dialect, col string) string {
 // kandev's-view turn, open-turn count and second-oldest open turn, resolved in
 // SQL by the authority fragments, one correlated probe per active session
 // inside one statement.
-func sessionsQuery(d authority.Dialect, hasQueued bool) string {
+func sessionsQuery(d authority.Dialect, hasQueued, oneTask bool) string {
 	pred, order := authority.Fragments(d, "tu")
 	kpred, korder := authority.KandevFragments(d, "tu")
 	open := authority.OpenFragment(d, "tu")
@@ -77,14 +86,14 @@ FROM resolved r
 LEFT JOIN task_session_turns ct ON ct.id = r.current_id
 %[13]s
 ORDER BY r.session_id`,
-		activeCTE(d), pred, order, kpred, korder, open, ts(d, "tu.started_at"), oldest, malformed,
+		activeCTE(d, oneTask), pred, order, kpred, korder, open, ts(d, "tu.started_at"), oldest, malformed,
 		qcol, ts(d, "ct.started_at"), ts(d, "ct.completed_at"), qjoin)
 }
 
 // sessionTurnsQuery is PostgreSQL's fallback after a malformed metadata value
 // failed the fast statement: the same selection, with every turn of every
 // active session and its metadata as raw text, resolved by the Go rule.
-func sessionTurnsQuery(d authority.Dialect, hasQueued bool) string {
+func sessionTurnsQuery(d authority.Dialect, hasQueued, oneTask bool) string {
 	qjoin, qcol := queuedJoin(hasQueued)
 	return fmt.Sprintf(`WITH %[1]s
 SELECT r.session_id, r.task_id, r.state, r.is_primary, r.session_started_at, r.title, r.workspace_id, r.task_metadata,
@@ -94,7 +103,7 @@ FROM active r
 LEFT JOIN task_session_turns tu ON tu.task_session_id = r.session_id
 %[6]s
 ORDER BY r.session_id`,
-		activeCTE(d), qcol, ts(d, "tu.started_at"), ts(d, "tu.created_at"), ts(d, "tu.completed_at"), qjoin)
+		activeCTE(d, oneTask), qcol, ts(d, "tu.started_at"), ts(d, "tu.created_at"), ts(d, "tu.completed_at"), qjoin)
 }
 
 // messagesQuery reads what the rules need from the current turns' messages,

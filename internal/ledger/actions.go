@@ -21,7 +21,7 @@ func (s *Store) DueActions(ctx context.Context, now time.Time, claimTTL time.Dur
 	rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+prefixed("a.", actionCols)+`, `+prefixed("e.", episodeCols)+`
 	  FROM actions a JOIN episodes e ON e.id = a.episode_id
 	  WHERE (a.state = 'pending' AND a.next_attempt_us <= ?) OR (a.state = 'claimed' AND a.claimed_us <= ?)
-	  ORDER BY a.created_us, a.step, a.repeat_no, a.key`), us(now), us(now.Add(-claimTTL)))
+	  ORDER BY a.created_us, e.since_us, a.step, a.repeat_no, a.key`), us(now), us(now.Add(-claimTTL)))
 	if err != nil {
 		return nil, s.wrap("list due actions", err)
 	}

@@ -121,16 +121,18 @@ func TestDecideRules(t *testing.T) {
 	shadowed.Kind = scan.KindShadowedClarification
 	ops := stalled
 	ops.WorkspaceID = "ws-ops"
-	open := func(f scan.Finding, states ...string) ledger.State { return episode(Decide(ledger.State{}, input(t0, f)), states...) }
+	open := func(f scan.Finding, states ...string) ledger.State {
+		return episode(Decide(ledger.State{}, input(t0, f)), states...)
+	}
 	noSlack := input(t0.Add(40*m), stalled)
 	noSlack.Config, noSlack.Slack = cfgWith(""), false
 
 	cases := []struct {
-		name   string
-		st     ledger.State
-		in     Input
-		want   string // decided actions
-		check  func(ledger.Plan) error
+		name  string
+		st    ledger.State
+		in    Input
+		want  string // decided actions
+		check func(ledger.Plan) error
 	}{
 		// The first post was deferred (still pending) when the second step
 		// came due: it is superseded and the second step goes out alone, as

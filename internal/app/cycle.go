@@ -1,0 +1,223 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/google/uuid"
+	"go.uber.org/zap"
+
+	"github.com/watchdogd/watchdogd/internal/config"
+	"github.com/watchdogd/watchdogd/internal/kandev"
+	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/notify"
+	"github.com/watchdogd/watchdogd/internal/policy"
+	"github.com/watchdogd/watchdogd/internal/scan"
+)
+
+// The cycle's edges, declared where they are consumed.
+type snapshotter interface {
+	Snapshot(ctx context.Context) (*kandev.Snapshot, error)
+	TaskSnapshot(ctx context.Context, taskID string) (*kandev.Snapshot, error)
+}
+
+type poster interface {
+	Post(ctx context.Context, channel, threadTS, key string, m notify.Message) (string, error)
+	Update(ctx context.Context, channel, ts string, m notify.Message) error
+}
+
+type finder interface {
+	Find(ctx context.Context, channel, threadTS, key string, oldest time.Time) (string, bool, error)
+}
+
+type nudger interface {
+	AddMessage(ctx context.Context, taskID, sessionID, content, clientMessageID string) error
+	Cancel(ctx context.Context, sessionID string) error
+}
+
+// Cycle is one pass of watchdogd: scan → decide → act → settle. `run
+// --once` runs it once; the daemon runs the same function on every tick.
+type Cycle struct {
+	Config  *config.Config
+	Reader  snapshotter
+	Store   *ledger.Store
+	Slack   poster // nil without a slack: block
+	Finder  finder // nil when deliveries cannot be looked up (console)
+	Kandev  nudger
+	Log     *zap.Logger
+	Metrics *Metrics
+	Now     func() time.Time
+	// Holder names this process in claims.
+	Holder string
+	// LogActions, when set, receives log actions instead of the logger
+	// (the demo shows them with what is sent).
+	LogActions io.Writer
+
+	lastPrune time.Time
+}
+
+// Result is what one cycle did.
+type Result struct {
+	Report  scan.Report
+	Plan    ledger.Plan
+	Applied ledger.Applied
+	Counts  map[string]int // outcome → count
+}
+
+// Run runs one cycle.
+func (c *Cycle) Run(ctx context.Context) (Result, error) {
+	now := c.Now()
+	rep, snap, err := c.scan(ctx, now)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Report: rep, Counts: map[string]int{}}
+	silences, err := c.silences(ctx, now)
+	if err != nil {
+		return res, err
+	}
+	res.Plan, res.Applied, err = c.Store.Decide(ctx, func(st ledger.State) (ledger.Plan, error) {
+		p := policy.Decide(st, c.policyInput(rep, snap, now))
+		render(&p, st, rep, c.Config, now)
+		return p, nil
+	})
+	if err != nil {
+		return res, err
+	}
+	c.logPlan(res.Plan, res.Applied)
+	c.deliver(ctx, silences, res.Counts)
+	c.prune(ctx, now)
+	return res, c.observeEpisodes(ctx)
+}
+
+// scan takes the snapshot within database.scan_timeout and derives findings.
+func (c *Cycle) scan(ctx context.Context, now time.Time) (scan.Report, *kandev.Snapshot, error) {
+	start := time.Now()
+	sctx, cancel := context.WithTimeout(ctx, c.Config.Database.ScanTimeout)
+	defer cancel()
+	snap, err := c.Reader.Snapshot(sctx)
+	if err != nil {
+		c.Metrics.Scans.WithLabelValues("error").Inc()
+		return scan.Report{}, nil, err
+	}
+	rep := scan.Findings(snap, scanOptions(c.Config), now)
+	c.Metrics.Scans.WithLabelValues("success").Inc()
+	c.Metrics.ScanDuration.Observe(time.Since(start).Seconds())
+	c.Metrics.LastSuccessfulScan.Set(float64(time.Now().Unix()))
+	c.Metrics.observeReport(rep, len(snap.Malformed))
+	if len(snap.Malformed) > 0 {
+		c.Log.Debug("malformed metadata read as no flags", zap.Int("rows", len(snap.Malformed)), zap.Bool("fallback", snap.Fallback))
+	}
+	return rep, snap, nil
+}
+
+func (c *Cycle) policyInput(rep scan.Report, snap *kandev.Snapshot, now time.Time) policy.Input {
+	return policy.Input{Now: now, Findings: rep.Findings, Config: c.Config, Slack: c.Config.Slack != nil,
+		Reason: reasonFrom(snap), NewID: uuid.NewString}
+}
+
+// reasonFrom says, from the current snapshot, how an episode cleared.
+func reasonFrom(snap *kandev.Snapshot) func(ledger.Episode) string {
+	sessions := map[string]kandev.Session{}
+	for _, s := range snap.Sessions {
+		sessions[s.ID] = s
+	}
+	return func(e ledger.Episode) string {
+		s, ok := sessions[e.SessionID]
+		if !ok {
+			return "the session ended"
+		}
+		moved := s.Current == nil || s.Current.ID != e.TurnID
+		switch e.Kind {
+		case scan.KindUnansweredClarification, scan.KindShadowedClarification, scan.KindPendingPermission:
+			if moved {
+				return "the turn moved on"
+			}
+			return "answered"
+		case scan.KindStalledTurn, scan.KindNeverStarted:
+			if e.TurnID == "" && s.Current != nil {
+				return "a turn started"
+			}
+			if moved || !s.Current.Open {
+				return "the turn completed"
+			}
+			return "the agent produced output"
+		case scan.KindInterruptedSession:
+			return "the session resumed"
+		case scan.KindMultipleOpenTurns:
+			return "one turn is open again"
+		}
+		return "the condition cleared"
+	}
+}
+
+// silences are the config's and the ledger's active silences.
+func (c *Cycle) silences(ctx context.Context, now time.Time) ([]policy.Silence, error) {
+	var out []policy.Silence
+	for i, s := range c.Config.Silences {
+		out = append(out, policy.Silence{ID: fmt.Sprintf("config-%d", i), Match: s.Match, Until: s.Until.Time, Comment: s.Comment})
+	}
+	runtime, err := c.Store.Silences(ctx, now, false)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range runtime {
+		m := config.Match{WorkspaceID: s.WorkspaceID, TaskID: s.TaskID, SessionID: s.SessionID, Kind: s.Kind}
+		out = append(out, policy.Silence{ID: s.ID, Match: m, Until: s.Until, Comment: s.Comment})
+	}
+	return out, nil
+}
+
+func (c *Cycle) logPlan(p ledger.Plan, a ledger.Applied) {
+	for _, e := range p.Open {
+		c.Log.Info("episode opened", zap.String("episode", e.ID), zap.String("kind", e.Kind), zap.String("session_id", e.SessionID),
+			zap.String("turn_id", e.TurnID), zap.String("key", e.Identity))
+	}
+	for _, r := range p.Resolve {
+		c.Log.Info("episode resolved", zap.String("episode", r.ID), zap.String("reason", r.Reason))
+	}
+	for _, cf := range a.Conflicts {
+		c.Metrics.Actions.WithLabelValues(actionOf(p, cf.Key), "conflict").Inc()
+		c.Log.Warn("decision conflicts with the stored action; the stored one stays authoritative (was the config changed?)",
+			zap.String("key", cf.Key), zap.String("stored_digest", cf.Stored), zap.String("new_digest", cf.Want))
+	}
+}
+
+func actionOf(p ledger.Plan, key string) string {
+	for _, a := range p.Actions {
+		if a.Key == key {
+			return a.Kind
+		}
+	}
+	return ledger.KindSlack
+}
+
+// prune deletes episodes resolved longer ago than state.retention, at most
+// hourly.
+func (c *Cycle) prune(ctx context.Context, now time.Time) {
+	if now.Sub(c.lastPrune) < time.Hour {
+		return
+	}
+	c.lastPrune = now
+	n, err := c.Store.Prune(ctx, now.Add(-c.Config.State.Retention))
+	if err != nil {
+		c.Log.Warn("prune ledger", zap.Error(err))
+		return
+	}
+	if n > 0 {
+		c.Log.Info("pruned resolved episodes", zap.Int64("episodes", n))
+	}
+}
+
+func (c *Cycle) observeEpisodes(ctx context.Context) error {
+	counts, err := c.Store.OpenCounts(ctx)
+	if err != nil {
+		return err
+	}
+	for _, k := range scan.Kinds {
+		c.Metrics.EpisodesOpen.WithLabelValues(k).Set(float64(counts[k]))
+	}
+	return nil
+}

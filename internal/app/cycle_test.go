@@ -1,0 +1,173 @@
+package app
+
+import (
+	"context"
+	"io"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"go.uber.org/zap"
+
+	"github.com/watchdogd/watchdogd/internal/config"
+	"github.com/watchdogd/watchdogd/internal/kandev"
+	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/notify"
+	"github.com/watchdogd/watchdogd/internal/slacktest"
+)
+
+// beforeFence runs a hook right before the fencing read: the kandev
+// database changes between decision and delivery. The reads themselves are
+// the real reader's, on a real SQLite file.
+type beforeFence struct {
+	*kandev.Reader
+	hook func()
+}
+
+func (b beforeFence) TaskSnapshot(ctx context.Context, taskID string) (*kandev.Snapshot, error) {
+	if b.hook != nil {
+		b.hook()
+	}
+	return b.Reader.TaskSnapshot(ctx, taskID)
+}
+
+func testCycle(t *testing.T, ds kandevtest.Dataset, hook func(db *kandevtest.SQLite)) (*Cycle, *slacktest.Server, *Metrics) {
+	c, srv, m, _ := testCycleDB(t, ds, hook)
+	return c, srv, m
+}
+
+func testCycleDB(t *testing.T, ds kandevtest.Dataset, hook func(db *kandevtest.SQLite)) (*Cycle, *slacktest.Server, *Metrics, *kandevtest.SQLite) {
+	t.Helper()
+	dir := t.TempDir()
+	db, err := kandevtest.CreateSQLite(filepath.Join(dir, "kandev.db"), kandevtest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	if err := db.Write(context.Background(), ds); err != nil {
+		t.Fatal(err)
+	}
+	r, err := kandev.Open(context.Background(), db.URL(), kandev.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	store, err := ledger.Open(context.Background(), "sqlite://"+filepath.Join(dir, "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	srv := slacktest.New("xoxb-t")
+	t.Cleanup(srv.Close)
+	cfg, err := config.Parse("t.yaml", []byte("slack:\n  token_file: /x\n  default_channel: C1\n  api_url: "+srv.APIURL()+"\n"), func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewMetrics(prometheus.NewRegistry(), "test")
+	s := notify.NewSlack("xoxb-t", srv.APIURL(), 5*time.Second)
+	c := &Cycle{Config: cfg, Reader: beforeFence{Reader: r, hook: func() {
+		if hook != nil {
+			hook(db)
+		}
+	}}, Store: store, Slack: s, Finder: s, Kandev: notify.NewConsole(io.Discard), Log: zap.NewNop(), Metrics: m, Now: time.Now, Holder: "test"}
+	return c, srv, m, db
+}
+
+// TestTurnMovedOnBeforeDelivery: the turn completed between the decision and
+// the delivery: the fence supersedes the action and nothing is sent.
+func TestTurnMovedOnBeforeDelivery(t *testing.T) {
+	b := kandevtest.NewBuilder(time.Now())
+	s := b.Session("s1", "Fix login", "ws", "RUNNING", time.Hour, "")
+	s.Turn("turn-1", 40*time.Minute, -1, "").Agent("tool_call", 30*time.Minute)
+	c, srv, m := testCycle(t, b.DS, func(db *kandevtest.SQLite) {
+		if _, err := db.DB().Exec(`UPDATE task_session_turns SET completed_at = ? WHERE id = 'turn-1'`, kandevtest.TS(time.Now())); err != nil {
+			t.Error(err)
+		}
+	})
+	res, err := c.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Plan.Open) != 1 || len(res.Plan.Actions) != 1 {
+		t.Fatalf("decided %+v", res.Plan)
+	}
+	if n := len(srv.Messages()); n != 0 {
+		t.Fatalf("%d messages sent", n)
+	}
+	if res.Counts["superseded"] != 1 || testutil.ToFloat64(m.Actions.WithLabelValues("slack", "superseded")) != 1 {
+		t.Fatalf("outcomes %v", res.Counts)
+	}
+	a, _ := c.Store.Action(context.Background(), res.Plan.Actions[0].Key)
+	if a.State != ledger.StateSuperseded {
+		t.Fatalf("action %s", a.State)
+	}
+}
+
+// TestSilenceDefersAndReleases: a runtime silence holds a Slack step (it
+// stays pending); expiring it releases the step on the next cycle.
+func TestSilenceDefersAndReleases(t *testing.T) {
+	b := kandevtest.NewBuilder(time.Now())
+	s := b.Session("s1", "Fix login", "ws", "RUNNING", time.Hour, "")
+	s.Turn("turn-1", 40*time.Minute, -1, "").Agent("tool_call", 30*time.Minute)
+	c, srv, m := testCycle(t, b.DS, nil)
+	ctx := context.Background()
+	if err := c.Store.AddSilence(ctx, ledger.Silence{ID: "sil-1", SessionID: "s1", CreatedAt: time.Now(), Until: time.Now().Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(srv.Messages()); n != 0 || testutil.ToFloat64(m.Actions.WithLabelValues("slack", "deferred")) != 1 {
+		t.Fatalf("%d messages while silenced", n)
+	}
+	if ok, err := c.Store.ExpireSilence(ctx, "sil-1", time.Now()); !ok || err != nil {
+		t.Fatalf("expire: %v %v", ok, err)
+	}
+	if _, err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(srv.Messages()); n != 1 {
+		t.Fatalf("%d messages after the silence expired", n)
+	}
+}
+
+// TestQuietHoursDeferResolves: inside quiet hours nothing goes to Slack, the
+// resolve of a sent message included; it is delivered when the window ends.
+func TestQuietHoursDeferResolves(t *testing.T) {
+	b := kandevtest.NewBuilder(time.Now())
+	s := b.Session("s1", "Fix login", "ws", "RUNNING", time.Hour, "")
+	s.Turn("turn-1", 40*time.Minute, -1, "").Agent("tool_call", 30*time.Minute)
+	c, srv, _, db := testCycleDB(t, b.DS, nil)
+	ctx := context.Background()
+	if _, err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	start := config.ClockTime{Set: true, Minutes: now.Hour()*60 + now.Minute()}
+	end := config.ClockTime{Set: true, Minutes: (start.Minutes + 3) % 1440}
+	c.Config.QuietHours = &config.QuietHours{Timezone: "UTC", Start: start, End: end}
+	// The stall clears while quiet: the episode resolves, its edit waits.
+	if _, err := db.DB().Exec(`UPDATE task_session_turns SET completed_at = ? WHERE id = 'turn-1'`, kandevtest.TS(time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Plan.Resolve) != 1 || res.Counts["deferred"] != 1 {
+		t.Fatalf("resolve %v outcomes %v", res.Plan.Resolve, res.Counts)
+	}
+	if msgs := srv.Messages(); msgs[0].Edits != 0 {
+		t.Fatal("edited inside quiet hours")
+	}
+	c.Config.QuietHours = nil // the window ends
+	if _, err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if msgs := srv.Messages(); len(msgs) != 1 || msgs[0].Edits != 1 {
+		t.Fatalf("after quiet hours: %+v", msgs)
+	}
+}

@@ -1,0 +1,297 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"go.uber.org/zap"
+
+	"github.com/watchdogd/watchdogd/internal/kandev"
+	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/notify"
+	"github.com/watchdogd/watchdogd/internal/policy"
+	"github.com/watchdogd/watchdogd/internal/scan"
+)
+
+// deliveryRun is one cycle's delivery state: per-channel budgets and gates.
+type deliveryRun struct {
+	silences []policy.Silence
+	sent     map[string]int
+	gates    map[string]time.Time
+	counts   map[string]int
+}
+
+// deliver claims and delivers every due action, oldest first. Each action is
+// saved before this runs; each is claimed by compare-and-set before it is
+// sent; each outcome is recorded, logged and counted.
+func (c *Cycle) deliver(ctx context.Context, silences []policy.Silence, counts map[string]int) {
+	now := c.Now()
+	due, err := c.Store.DueActions(ctx, now, c.Config.State.ClaimTTL)
+	if err != nil {
+		c.Log.Error("list due actions", zap.Error(err))
+		return
+	}
+	run := &deliveryRun{silences: silences, sent: map[string]int{}, gates: map[string]time.Time{}, counts: counts}
+	for _, d := range due {
+		if ctx.Err() != nil {
+			return // cycle_timeout: the rest stay pending, due next cycle
+		}
+		c.deliverOne(ctx, run, d)
+	}
+}
+
+func (c *Cycle) count(run *deliveryRun, a ledger.Action, result string) {
+	run.counts[result]++
+	c.Metrics.Actions.WithLabelValues(a.Kind, result).Inc()
+}
+
+// held says whether a Slack action waits this cycle (silence, quiet hours,
+// a 429 gate, the per-cycle budget), without claiming it.
+func (c *Cycle) held(ctx context.Context, run *deliveryRun, d ledger.Due) (bool, string) {
+	if !d.IsSlack() || c.Slack == nil {
+		return false, ""
+	}
+	if deferred, why := policy.Deferred(d.Episode, run.silences, c.Config.QuietHours, c.Now()); deferred {
+		return true, why
+	}
+	gate, ok := run.gates[d.Channel]
+	if !ok {
+		var err error
+		if gate, err = c.Store.GateUntil(ctx, d.Channel); err != nil {
+			return true, "channel gate unreadable"
+		}
+		run.gates[d.Channel] = gate
+	}
+	if c.Now().Before(gate) {
+		return true, "Slack asked to wait (Retry-After)"
+	}
+	if c.Config.Slack != nil && run.sent[d.Channel] >= c.Config.Slack.MaxMessagesPerCycle {
+		c.Metrics.SlackRateLimited.Inc()
+		return true, "per-cycle budget spent"
+	}
+	return false, ""
+}
+
+func (c *Cycle) deliverOne(ctx context.Context, run *deliveryRun, d ledger.Due) {
+	log := c.Log.With(zap.String("key", d.Key), zap.String("action", d.Kind), zap.String("kind", d.Episode.Kind),
+		zap.String("session_id", d.Episode.SessionID), zap.String("turn_id", d.Episode.TurnID))
+	if held, why := c.held(ctx, run, d); held {
+		c.count(run, d.Action, "deferred")
+		log.Debug("action deferred", zap.String("why", why))
+		return
+	}
+	token := uuid.NewString()
+	claim, ok, err := c.Store.Claim(ctx, d.Key, c.Holder, token, c.Now(), c.Config.State.ClaimTTL)
+	if err != nil {
+		log.Error("claim action; nothing sent", zap.Error(err))
+		return
+	}
+	if !ok {
+		return // another process has it
+	}
+	start := time.Now()
+	out := c.attempt(ctx, run, claim, d.Episode, log)
+	if out.State == ledger.StateDelivered {
+		c.Metrics.ActionDelivery.WithLabelValues(d.Kind).Observe(time.Since(start).Seconds())
+	}
+	if err := c.Store.Settle(context.WithoutCancel(ctx), d.Key, token, out, c.Now()); err != nil {
+		// The outcome is lost, not the action: the claim goes stale and the
+		// next holder settles it from evidence.
+		log.Error("record action outcome", zap.String("outcome", out.State), zap.Error(err))
+		return
+	}
+	result := out.State
+	if result == ledger.StatePending {
+		result = "retried"
+	}
+	c.count(run, d.Action, result)
+	switch out.State {
+	case ledger.StateDelivered:
+		log.Info("action delivered", zap.String("channel", out.ResultChannel), zap.String("ts", out.ResultTS))
+	case ledger.StateFailed:
+		log.Error("action failed", zap.String("err", out.Error))
+	case ledger.StateSuperseded:
+		log.Info("action superseded", zap.String("why", out.Error))
+	default:
+		if !out.Refund {
+			log.Warn("action will be retried", zap.String("err", out.Error), zap.Time("next_attempt", out.NextAttempt))
+		}
+	}
+}
+
+// attempt runs one claimed action and says how it ended.
+func (c *Cycle) attempt(ctx context.Context, run *deliveryRun, cl ledger.Claim, e ledger.Episode, log *zap.Logger) ledger.Outcome {
+	a := cl.Action
+	now := c.Now()
+	wait := func(d time.Duration, why string) ledger.Outcome {
+		return ledger.Outcome{State: ledger.StatePending, NextAttempt: now.Add(d), Error: why, Uncertain: a.Uncertain, Refund: true}
+	}
+	var parent ledger.Action
+	if a.ParentKey != "" {
+		p, err := c.Store.Action(ctx, a.ParentKey)
+		if err != nil {
+			return wait(5*time.Second, err.Error())
+		}
+		switch p.State {
+		case ledger.StateDelivered:
+			parent = p
+		case ledger.StatePending, ledger.StateClaimed:
+			return wait(5*time.Second, "waiting for the first message")
+		default:
+			if a.Kind == ledger.KindSlackUpdate {
+				return ledger.Outcome{State: ledger.StateSuperseded, Error: "the first message was never sent"}
+			}
+			// The thread's first message never went out: post top-level.
+		}
+	}
+	// Settle from evidence first when an earlier attempt may have landed.
+	if a.Kind == ledger.KindSlack && (cl.Takeover || a.Uncertain) && c.Finder != nil {
+		ts, found, err := c.Finder.Find(ctx, a.Channel, parent.ResultTS, a.Key, a.CreatedAt)
+		if err != nil {
+			return c.failed(now, a, err, log)
+		}
+		if found {
+			log.Info("found an earlier attempt in Slack; settled from evidence", zap.String("ts", ts))
+			return ledger.Outcome{State: ledger.StateDelivered, ResultChannel: a.Channel, ResultTS: ts}
+		}
+	}
+	// A retried cancel_and_nudge already cancelled the turn (which cleared
+	// the finding); its nudge is still owed.
+	retriedCancel := a.Kind == ledger.KindCancelAndNudge && a.Attempts > 1
+	if a.Kind != ledger.KindSlackUpdate && !retriedCancel {
+		if !e.ResolvedAt.IsZero() {
+			return ledger.Outcome{State: ledger.StateSuperseded, Error: "the episode resolved before delivery"}
+		}
+		holds, err := c.fence(ctx, e)
+		if err != nil {
+			return c.failed(now, a, fmt.Errorf("fence: %w", err), log)
+		}
+		if !holds {
+			return ledger.Outcome{State: ledger.StateSuperseded, Error: "the finding no longer holds (turn moved on or question answered)"}
+		}
+	}
+	return c.send(ctx, run, a, e, parent, log)
+}
+
+// send performs the side effect.
+func (c *Cycle) send(ctx context.Context, run *deliveryRun, a ledger.Action, e ledger.Episode, parent ledger.Action, log *zap.Logger) ledger.Outcome {
+	now := c.Now()
+	var err error
+	switch a.Kind {
+	case ledger.KindSlack, ledger.KindSlackUpdate:
+		if c.Slack == nil {
+			return ledger.Outcome{State: ledger.StateFailed, Error: "Slack is not configured any more"}
+		}
+		if a.Channel == "" {
+			return ledger.Outcome{State: ledger.StateFailed, Error: "no Slack route matches workspace " + e.WorkspaceID + " and slack.default_channel is empty"}
+		}
+		m, derr := notify.DecodeMessage(a.Body)
+		if derr != nil {
+			return ledger.Outcome{State: ledger.StateFailed, Error: derr.Error()}
+		}
+		run.sent[a.Channel]++
+		if a.Kind == ledger.KindSlackUpdate {
+			if err = c.Slack.Update(ctx, parent.ResultChannel, parent.ResultTS, m); err == nil {
+				return ledger.Outcome{State: ledger.StateDelivered, ResultChannel: parent.ResultChannel, ResultTS: parent.ResultTS}
+			}
+		} else {
+			var ts string
+			if ts, err = c.Slack.Post(ctx, a.Channel, parent.ResultTS, a.Key, m); err == nil {
+				return ledger.Outcome{State: ledger.StateDelivered, ResultChannel: a.Channel, ResultTS: ts}
+			}
+		}
+	case ledger.KindNudge:
+		err = c.Kandev.AddMessage(ctx, e.TaskID, e.SessionID, decodeText(a.Body), kandev.ClientMessageID(a.Key))
+	case ledger.KindCancelAndNudge:
+		err = c.cancelAndNudge(ctx, a, e)
+	default:
+		if c.LogActions != nil {
+			fmt.Fprintf(c.LogActions, "→ log: %s\n", decodeText(a.Body))
+		} else {
+			log.Warn("watchdogd finding", zap.String("text", decodeText(a.Body)), zap.String("task_id", e.TaskID))
+		}
+	}
+	if err == nil {
+		return ledger.Outcome{State: ledger.StateDelivered}
+	}
+	v := notify.Classify(err)
+	if v.RateLimited && a.IsSlack() {
+		c.Metrics.SlackRateLimited.Inc()
+		until := now.Add(max(v.After, time.Second))
+		run.gates[a.Channel] = until
+		if gerr := c.Store.CloseGate(ctx, a.Channel, until); gerr != nil {
+			log.Error("record Slack's Retry-After", zap.Error(gerr))
+		}
+	}
+	return c.failed(now, a, err, log)
+}
+
+// failed maps an error to a retry (with backoff, or Slack's Retry-After) or
+// a permanent failure.
+func (c *Cycle) failed(now time.Time, a ledger.Action, err error, log *zap.Logger) ledger.Outcome {
+	v := notify.Classify(err)
+	if !v.Retry {
+		return ledger.Outcome{State: ledger.StateFailed, Error: OneLine(err)}
+	}
+	wait := notify.Backoff(a.Attempts)
+	if v.RateLimited && v.After > 0 {
+		wait = v.After // Slack said exactly how long
+	}
+	return ledger.Outcome{State: ledger.StatePending, NextAttempt: now.Add(wait), Error: OneLine(err), Uncertain: v.Uncertain || a.Uncertain}
+}
+
+// fence re-checks in kandev, right before sending, that the episode still
+// holds: the same finding identity on a fresh read of its task.
+func (c *Cycle) fence(ctx context.Context, e ledger.Episode) (bool, error) {
+	fctx, cancel := context.WithTimeout(ctx, c.Config.Database.ScanTimeout)
+	defer cancel()
+	snap, err := c.Reader.TaskSnapshot(fctx, e.TaskID)
+	if err != nil {
+		return false, err
+	}
+	for _, f := range scan.Findings(snap, scanOptions(c.Config), c.Now()).Findings {
+		if policy.Identity(f) == e.Identity {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// cancelAndNudge cancels the active turn, waits (bounded) until the session
+// is promptable, fences again, then sends the nudge.
+func (c *Cycle) cancelAndNudge(ctx context.Context, a ledger.Action, e ledger.Episode) error {
+	if err := c.Kandev.Cancel(ctx, e.SessionID); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		snap, err := c.Reader.TaskSnapshot(ctx, e.TaskID)
+		if err != nil {
+			return err
+		}
+		running, active := false, false
+		for _, s := range snap.Sessions {
+			if s.ID == e.SessionID {
+				active, running = true, s.State == "RUNNING"
+			}
+		}
+		if !active {
+			return &kandev.RequestError{Action: "message.add", Code: "SESSION_ENDED", Message: "the session ended after agent.cancel"}
+		}
+		if !running {
+			break
+		}
+		if time.Now().After(deadline) {
+			return errors.New("session still RUNNING 30s after agent.cancel")
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+	return c.Kandev.AddMessage(ctx, e.TaskID, e.SessionID, decodeText(a.Body), kandev.ClientMessageID(a.Key))
+}

@@ -1,0 +1,86 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/notify"
+	"github.com/watchdogd/watchdogd/internal/policy"
+)
+
+// DryRun scans and decides exactly as Run would, then prints the decision
+// and what would be sent. It writes nothing to the ledger and sends nothing.
+func (c *Cycle) DryRun(ctx context.Context, w io.Writer) error {
+	now := c.Now()
+	rep, snap, err := c.scan(ctx, now)
+	if err != nil {
+		return err
+	}
+	st, err := c.Store.Peek(ctx)
+	if err != nil {
+		return err
+	}
+	p := policy.Decide(st, c.policyInput(rep, snap, now))
+	render(&p, st, rep, c.Config, now)
+	fmt.Fprintf(w, "Dry run at %s: %d active sessions, %d findings, %d open episodes. Nothing is written or sent.\n\n",
+		rep.ScannedAt, len(rep.Sessions), len(rep.Findings), len(st.Open))
+	for _, e := range p.Open {
+		fmt.Fprintf(w, "would open   %s on %q (session %s)\n", e.Kind, e.TaskTitle, e.SessionID)
+	}
+	for _, r := range p.Resolve {
+		fmt.Fprintf(w, "would resolve episode %s: %s\n", r.ID, r.Reason)
+	}
+	existing := map[string]bool{}
+	episodes := map[string]ledger.Episode{}
+	for _, e := range append(st.Open, p.Open...) {
+		episodes[e.ID] = e
+		for _, a := range e.Actions {
+			existing[a.Key] = true
+		}
+	}
+	con := notify.NewConsole(w)
+	printed := 0
+	for _, a := range p.Actions {
+		if existing[a.Key] {
+			continue
+		}
+		printed++
+		fmt.Fprintln(w)
+		if err := printAction(ctx, w, con, a, episodes[a.EpisodeID]); err != nil {
+			return err
+		}
+	}
+	if printed == 0 {
+		fmt.Fprintln(w, "\nNo new action is due.")
+	}
+	return nil
+}
+
+// printAction shows one decided action through the console notifier.
+func printAction(ctx context.Context, w io.Writer, con *notify.Console, a ledger.Action, e ledger.Episode) error {
+	switch a.Kind {
+	case ledger.KindSlack, ledger.KindSlackUpdate:
+		m, err := notify.DecodeMessage(a.Body)
+		if err != nil {
+			return err
+		}
+		thread := ""
+		if a.ParentKey != "" {
+			thread = "(thread of " + a.ParentKey[:8] + ")"
+		}
+		if a.Kind == ledger.KindSlackUpdate {
+			return con.Update(ctx, a.Channel, thread, m)
+		}
+		_, err = con.Post(ctx, a.Channel, thread, a.Key, m)
+		return err
+	case ledger.KindNudge, ledger.KindCancelAndNudge:
+		if a.Kind == ledger.KindCancelAndNudge {
+			_ = con.Cancel(ctx, e.SessionID)
+		}
+		return con.AddMessage(ctx, e.TaskID, e.SessionID, decodeText(a.Body), "")
+	}
+	_, err := fmt.Fprintf(w, "→ log: %s\n", decodeText(a.Body))
+	return err
+}

@@ -1,0 +1,110 @@
+package app
+
+import (
+	"runtime"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/scan"
+)
+
+// Metrics are watchdogd's Prometheus metrics (DESIGN §8), registered on an
+// injected registry with every label combination created at zero. No
+// session ids as labels.
+type Metrics struct {
+	BuildInfo          *prometheus.GaugeVec
+	Scans              *prometheus.CounterVec
+	ScanDuration       prometheus.Histogram
+	LastSuccessfulScan prometheus.Gauge
+	SessionsScanned    prometheus.Gauge
+	Findings           *prometheus.GaugeVec
+	OldestFindingAge   *prometheus.GaugeVec
+	EpisodesOpen       *prometheus.GaugeVec
+	Actions            *prometheus.CounterVec
+	ActionDelivery     *prometheus.HistogramVec
+	SlackRateLimited   prometheus.Counter
+	MalformedMetadata  prometheus.Gauge
+	Leader             prometheus.Gauge
+	ReloadSuccess      prometheus.Gauge
+	ReloadTimestamp    prometheus.Gauge
+}
+
+// ActionKinds and ActionResults label actions_total.
+var (
+	ActionKinds   = []string{ledger.KindSlack, ledger.KindSlackUpdate, ledger.KindNudge, ledger.KindCancelAndNudge, ledger.KindLog}
+	ActionResults = []string{"delivered", "failed", "superseded", "conflict", "deferred", "retried"}
+)
+
+// NewMetrics registers every metric on reg.
+func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
+	ns := "watchdogd"
+	m := &Metrics{
+		BuildInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "build_info",
+			Help: "A metric with a constant 1 value labeled by version and goversion."}, []string{"version", "goversion"}),
+		Scans: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "scans_total",
+			Help: "Snapshots of kandev's database, by result (success or error)."}, []string{"result"}),
+		ScanDuration: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "scan_duration_seconds",
+			Help: "Time to take one snapshot of kandev and derive findings.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)}),
+		LastSuccessfulScan: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "last_successful_scan_timestamp_seconds",
+			Help: "Unix time of the last successful scan."}),
+		SessionsScanned: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "sessions_scanned",
+			Help: "Active sessions in the last successful scan."}),
+		Findings: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "findings",
+			Help: "Findings in the last successful scan, by kind."}, []string{"kind"}),
+		OldestFindingAge: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "oldest_finding_age_seconds",
+			Help: "Age of the oldest finding of each kind in the last successful scan (0 when none)."}, []string{"kind"}),
+		EpisodesOpen: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "episodes_open",
+			Help: "Open episodes in the ledger, by kind."}, []string{"kind"}),
+		Actions: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "actions_total",
+			Help: "Action outcomes, by action and result (delivered, failed, superseded, conflict, deferred, retried)."}, []string{"action", "result"}),
+		ActionDelivery: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "action_delivery_seconds",
+			Help: "Time to deliver one action, by action.", Buckets: prometheus.ExponentialBuckets(0.01, 2, 12)}, []string{"action"}),
+		SlackRateLimited: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "slack_rate_limited_total",
+			Help: "Slack 429 answers (and actions held back by a closed channel or the per-cycle budget)."}),
+		MalformedMetadata: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "malformed_metadata_rows",
+			Help: "Rows of kandev's tables whose metadata could not be parsed, in the last scan."}),
+		Leader: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "leader",
+			Help: "1 when this replica holds the lease (always 1 without HA)."}),
+		ReloadSuccess: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "config_last_reload_successful",
+			Help: "Whether the last configuration reload succeeded."}),
+		ReloadTimestamp: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "config_last_reload_success_timestamp_seconds",
+			Help: "Unix time of the last successful configuration load."}),
+	}
+	reg.MustRegister(m.BuildInfo, m.Scans, m.ScanDuration, m.LastSuccessfulScan, m.SessionsScanned, m.Findings,
+		m.OldestFindingAge, m.EpisodesOpen, m.Actions, m.ActionDelivery, m.SlackRateLimited, m.MalformedMetadata,
+		m.Leader, m.ReloadSuccess, m.ReloadTimestamp)
+	m.BuildInfo.WithLabelValues(version, runtime.Version()).Set(1)
+	for _, r := range []string{"success", "error"} {
+		m.Scans.WithLabelValues(r)
+	}
+	for _, k := range scan.Kinds {
+		m.Findings.WithLabelValues(k)
+		m.OldestFindingAge.WithLabelValues(k)
+		m.EpisodesOpen.WithLabelValues(k)
+	}
+	for _, a := range ActionKinds {
+		m.ActionDelivery.WithLabelValues(a)
+		for _, r := range ActionResults {
+			m.Actions.WithLabelValues(a, r)
+		}
+	}
+	return m
+}
+
+// observeReport sets the scan gauges from a report.
+func (m *Metrics) observeReport(rep scan.Report, malformed int) {
+	m.SessionsScanned.Set(float64(len(rep.Sessions)))
+	m.MalformedMetadata.Set(float64(malformed))
+	counts, oldest := map[string]int{}, map[string]int64{}
+	for _, f := range rep.Findings {
+		counts[f.Kind]++
+		if f.AgeSeconds > oldest[f.Kind] {
+			oldest[f.Kind] = f.AgeSeconds
+		}
+	}
+	for _, k := range scan.Kinds {
+		m.Findings.WithLabelValues(k).Set(float64(counts[k]))
+		m.OldestFindingAge.WithLabelValues(k).Set(float64(oldest[k]))
+	}
+}

@@ -1,0 +1,187 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/watchdogd/watchdogd/internal/config"
+	"github.com/watchdogd/watchdogd/internal/kandev"
+	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/notify"
+)
+
+// deps are a cycle's connections, closed together.
+type deps struct {
+	reader *kandev.Reader
+	store  *ledger.Store
+}
+
+func (d deps) Close() {
+	if d.reader != nil {
+		_ = d.reader.Close()
+	}
+	if d.store != nil {
+		_ = d.store.Close()
+	}
+}
+
+// secret reads a token: the environment variable wins over the file.
+func secret(getenv func(string) string, env, file string) (config.Secret, error) {
+	if v := getenv(env); v != "" {
+		return config.Secret(strings.TrimSpace(v)), nil
+	}
+	if file == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("read secret file: %w", err)
+	}
+	return config.Secret(strings.TrimSpace(string(b))), nil
+}
+
+// stateURL resolves the ledger's URL: state.url_file, else state.url.
+func stateURL(cfg *config.Config) (string, error) {
+	if cfg.State.URLFile != "" {
+		b, err := os.ReadFile(cfg.State.URLFile)
+		if err != nil {
+			return "", fmt.Errorf("state.url_file: %w", err)
+		}
+		return strings.TrimSpace(string(b)), nil
+	}
+	return cfg.State.URL, nil
+}
+
+// newCycle connects everything a cycle needs.
+func newCycle(ctx context.Context, opts Options, cfg *config.Config, log *zap.Logger, m *Metrics) (*Cycle, deps, error) {
+	var d deps
+	dbURL, err := databaseURL(opts, cfg)
+	if err != nil {
+		return nil, d, err
+	}
+	if d.reader, err = kandev.Open(ctx, dbURL, kandev.Options{}); err != nil {
+		return nil, d, err
+	}
+	sURL, err := stateURL(cfg)
+	if err != nil {
+		d.Close()
+		return nil, d, err
+	}
+	if d.store, err = ledger.Open(ctx, sURL); err != nil {
+		d.Close()
+		return nil, d, err
+	}
+	c := &Cycle{Config: cfg, Reader: d.reader, Store: d.store, Log: log, Metrics: m, Now: opts.now, Holder: holder()}
+	if err := c.connect(opts, cfg); err != nil {
+		d.Close()
+		return nil, d, err
+	}
+	return c, d, nil
+}
+
+// connect builds the notifiers from the config's secrets.
+func (c *Cycle) connect(opts Options, cfg *config.Config) error {
+	kt, err := secret(opts.Getenv, "WATCHDOGD_KANDEV_TOKEN", cfg.Kandev.TokenFile)
+	if err != nil {
+		return fmt.Errorf("kandev.token_file: %w", err)
+	}
+	kc, err := kandev.NewClient(cfg.Kandev.BaseURL, kt, 15*time.Second)
+	if err != nil {
+		return err
+	}
+	c.Kandev = kc
+	if cfg.Slack == nil {
+		c.Slack, c.Finder = nil, nil
+		return nil
+	}
+	st, err := secret(opts.Getenv, "WATCHDOGD_SLACK_TOKEN", cfg.Slack.TokenFile)
+	if err != nil {
+		return fmt.Errorf("slack.token_file: %w", err)
+	}
+	if st == "" {
+		return fmt.Errorf("slack: no bot token (slack.token_file is empty and WATCHDOGD_SLACK_TOKEN is unset)")
+	}
+	s := notify.NewSlack(st, cfg.Slack.APIURL, cfg.Slack.Timeout)
+	c.Slack, c.Finder = s, s
+	return nil
+}
+
+func holder() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), uuid.NewString()[:8])
+}
+
+// newLogger builds zap: JSON by default, console on a terminal; stable keys.
+func newLogger(cfg config.Log, w io.Writer) (*zap.Logger, error) {
+	var level zapcore.Level
+	if err := level.UnmarshalText([]byte(cfg.Level)); err != nil {
+		return nil, fmt.Errorf("log.level: %w", err)
+	}
+	terminal := false
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			terminal = true
+		}
+	}
+	format := cfg.Format
+	if format == "" {
+		format = "json"
+		if terminal {
+			format = "console"
+		}
+	}
+	ec := zap.NewProductionEncoderConfig()
+	ec.TimeKey, ec.EncodeTime = "ts", zapcore.ISO8601TimeEncoder
+	ec.MessageKey = "msg"
+	var enc zapcore.Encoder = zapcore.NewJSONEncoder(ec)
+	if format == "console" {
+		ec.EncodeLevel = zapcore.CapitalLevelEncoder
+		if terminal {
+			ec.EncodeLevel = zapcore.CapitalColorLevelEncoder
+		}
+		enc = zapcore.NewConsoleEncoder(ec)
+	}
+	return zap.New(zapcore.NewCore(enc, zapcore.AddSync(w), level)), nil
+}
+
+// runOnce is `watchdogd run --once`: one full cycle, then exit.
+func runOnce(ctx context.Context, opts Options) error {
+	cfg, err := loadConfig(opts)
+	if err != nil {
+		return err
+	}
+	log, err := newLogger(cfg.Log, opts.Stderr)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = log.Sync() }()
+	if cfg.Slack == nil {
+		log.Warn("no slack: block in the config; Slack steps are written to the log instead")
+	}
+	c, d, err := newCycle(ctx, opts, cfg, log, NewMetrics(prometheus.NewRegistry(), opts.Version))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	cctx, cancel := context.WithTimeout(ctx, cfg.CycleTimeout)
+	defer cancel()
+	if opts.DryRun {
+		return c.DryRun(cctx, opts.Stdout)
+	}
+	res, err := c.Run(cctx)
+	if err != nil {
+		return err
+	}
+	log.Info("cycle done", zap.Int("sessions", len(res.Report.Sessions)), zap.Int("findings", len(res.Report.Findings)),
+		zap.Int("opened", len(res.Plan.Open)), zap.Int("resolved", len(res.Plan.Resolve)), zap.Any("actions", res.Counts))
+	return nil
+}

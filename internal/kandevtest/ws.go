@@ -1,0 +1,167 @@
+package kandevtest
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+
+	"github.com/coder/websocket"
+)
+
+// WSServer speaks kandev's WebSocket envelope for message.add and
+// agent.cancel: requests {"id","type":"request","action","payload"} are
+// answered with the same id and type "response" or "error". message.add
+// deduplicates on client_message_id and refuses RUNNING sessions, as kandev
+// does.
+type WSServer struct {
+	*httptest.Server
+	// Token, when set, is the PAT every connection must present.
+	Token string
+
+	mu       sync.Mutex
+	state    map[string]string // session → state
+	messages []WSMessage
+	seen     map[string]bool
+	dups     int
+	cancels  []string
+	// Fail, if set, decides a request's fate: "" serves it, "close" drops
+	// the connection mid-request, anything else is an error code.
+	Fail func(action string) string
+	// OnMessage, if set, runs for each new message (a test can write the
+	// user row into a kandev database, as kandev would).
+	OnMessage func(m WSMessage)
+}
+
+// WSMessage is a message.add kandev accepted.
+type WSMessage struct {
+	TaskID, SessionID, Content, ClientMessageID string
+}
+
+// NewWSServer starts a server; states maps session ids to their state.
+func NewWSServer(states map[string]string) *WSServer {
+	s := &WSServer{state: states, seen: map[string]bool{}}
+	if s.state == nil {
+		s.state = map[string]string{}
+	}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.handle))
+	return s
+}
+
+// BaseURL is kandev.base_url for this server.
+func (s *WSServer) BaseURL() string { return s.Server.URL }
+
+// Messages returns accepted messages.
+func (s *WSServer) Messages() []WSMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]WSMessage(nil), s.messages...)
+}
+
+// Duplicates counts message.add replays answered with the existing message.
+func (s *WSServer) Duplicates() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dups
+}
+
+// Cancels returns cancelled session ids.
+func (s *WSServer) Cancels() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.cancels...)
+}
+
+// SetState changes a session's state.
+func (s *WSServer) SetState(session, state string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.state[session] = state
+}
+
+func (s *WSServer) handle(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/ws" {
+		http.NotFound(w, r)
+		return
+	}
+	if s.Token != "" && r.Header.Get("Authorization") != "Bearer "+s.Token && r.URL.Query().Get("token") != s.Token {
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+		return
+	}
+	conn, err := websocket.Accept(w, r, nil)
+	if err != nil {
+		return
+	}
+	defer func() { _ = conn.CloseNow() }()
+	ctx := r.Context()
+	// kandev pushes notifications on the same socket; clients must skip them.
+	_ = conn.Write(ctx, websocket.MessageText, []byte(`{"type":"notification","action":"session.updated","payload":{}}`))
+	for {
+		_, data, err := conn.Read(ctx)
+		if err != nil {
+			return
+		}
+		var req struct {
+			ID      string          `json:"id"`
+			Type    string          `json:"type"`
+			Action  string          `json:"action"`
+			Payload json.RawMessage `json:"payload"`
+		}
+		if json.Unmarshal(data, &req) != nil || req.Type != "request" {
+			continue
+		}
+		if s.Fail != nil {
+			switch f := s.Fail(req.Action); f {
+			case "":
+			case "close":
+				return
+			default:
+				s.reply(ctx, conn, req.ID, "error", map[string]string{"code": f, "message": "injected " + f})
+				continue
+			}
+		}
+		typ, payload := s.serve(req.Action, req.Payload)
+		s.reply(ctx, conn, req.ID, typ, payload)
+	}
+}
+
+func (s *WSServer) reply(ctx context.Context, conn *websocket.Conn, id, typ string, payload any) {
+	b, _ := json.Marshal(map[string]any{"id": id, "type": typ, "payload": payload})
+	_ = conn.Write(ctx, websocket.MessageText, b)
+}
+
+func (s *WSServer) serve(action string, raw json.RawMessage) (string, any) {
+	var p map[string]string
+	_ = json.Unmarshal(raw, &p)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch action {
+	case "message.add":
+		if id := p["client_message_id"]; id != "" && s.seen[id] {
+			s.dups++
+			return "response", map[string]string{"status": "duplicate"}
+		}
+		switch st := s.state[p["session_id"]]; {
+		case st == "RUNNING":
+			return "error", map[string]string{"code": "SESSION_RUNNING", "message": "session is running; wait for the turn to end"}
+		case st == "COMPLETED" || st == "FAILED" || st == "CANCELLED":
+			return "error", map[string]string{"code": "SESSION_TERMINAL", "message": "session " + strings.ToLower(st)}
+		}
+		m := WSMessage{TaskID: p["task_id"], SessionID: p["session_id"], Content: p["content"], ClientMessageID: p["client_message_id"]}
+		s.seen[m.ClientMessageID] = true
+		s.messages = append(s.messages, m)
+		if s.OnMessage != nil {
+			s.OnMessage(m)
+		}
+		return "response", map[string]string{"status": "ok"}
+	case "agent.cancel":
+		s.cancels = append(s.cancels, p["session_id"])
+		if s.state[p["session_id"]] == "RUNNING" {
+			s.state[p["session_id"]] = "WAITING_FOR_INPUT"
+		}
+		return "response", map[string]string{"status": "ok"}
+	}
+	return "error", map[string]string{"code": "UNKNOWN_ACTION", "message": "unknown action " + action}
+}

@@ -1,0 +1,109 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"time"
+)
+
+// Silence is a runtime silence (`watchdogd silence add`): matching Slack
+// actions wait, exactly like a config silence.
+type Silence struct {
+	ID          string
+	WorkspaceID string
+	TaskID      string
+	SessionID   string
+	Kind        string
+	Comment     string
+	CreatedBy   string
+	CreatedAt   time.Time
+	Until       time.Time
+	ExpiredAt   time.Time
+}
+
+// Active reports whether the silence mutes at now.
+func (s Silence) Active(now time.Time) bool { return s.ExpiredAt.IsZero() && now.Before(s.Until) }
+
+// AddSilence stores a silence.
+func (s *Store) AddSilence(ctx context.Context, v Silence) error {
+	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO silences (id, workspace_id, task_id, session_id, kind, comment, created_by, created_us, until_us)
+	  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`), v.ID, v.WorkspaceID, v.TaskID, v.SessionID, v.Kind, v.Comment, v.CreatedBy, us(v.CreatedAt), us(v.Until))
+	return s.wrap("add silence", err)
+}
+
+// Silences lists silences active at now (all of them when all is set).
+func (s *Store) Silences(ctx context.Context, now time.Time, all bool) ([]Silence, error) {
+	q := `SELECT id, workspace_id, task_id, session_id, kind, comment, created_by, created_us, until_us, expired_us FROM silences`
+	var args []any
+	if !all {
+		q += ` WHERE expired_us IS NULL AND until_us > ?`
+		args = append(args, us(now))
+	}
+	rows, err := s.db.QueryContext(ctx, s.q(q+" ORDER BY created_us, id"), args...)
+	if err != nil {
+		return nil, s.wrap("list silences", err)
+	}
+	var out []Silence
+	for rows.Next() {
+		var v Silence
+		var created, until int64
+		var expired sql.NullInt64
+		if err := rows.Scan(&v.ID, &v.WorkspaceID, &v.TaskID, &v.SessionID, &v.Kind, &v.Comment, &v.CreatedBy, &created, &until, &expired); err != nil {
+			_ = rows.Close()
+			return nil, s.wrap("list silences", err)
+		}
+		v.CreatedAt, v.Until, v.ExpiredAt = fromUS(created), fromUS(until), fromNullUS(expired)
+		out = append(out, v)
+	}
+	return out, s.wrap("list silences", closeRows(rows))
+}
+
+// ExpireSilence ends a silence now; false when no active silence has the id.
+func (s *Store) ExpireSilence(ctx context.Context, id string, now time.Time) (bool, error) {
+	res, err := s.db.ExecContext(ctx, s.q(`UPDATE silences SET expired_us = ? WHERE id = ? AND expired_us IS NULL`), us(now), id)
+	if err != nil {
+		return false, s.wrap("expire silence", err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, s.wrap("expire silence", err)
+}
+
+// OpenCounts counts open episodes by kind.
+func (s *Store) OpenCounts(ctx context.Context) (map[string]int, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT kind, COUNT(*) FROM episodes WHERE resolved_us IS NULL GROUP BY kind`)
+	if err != nil {
+		return nil, s.wrap("count episodes", err)
+	}
+	out := map[string]int{}
+	for rows.Next() {
+		var k string
+		var n int
+		if err := rows.Scan(&k, &n); err != nil {
+			_ = rows.Close()
+			return nil, s.wrap("count episodes", err)
+		}
+		out[k] = n
+	}
+	return out, s.wrap("count episodes", closeRows(rows))
+}
+
+// ForceResolve resolves an episode by hand (`watchdogd episodes resolve`):
+// its pending actions are superseded; false when it was not open.
+func (s *Store) ForceResolve(ctx context.Context, id, reason string, now time.Time) (bool, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, s.wrap("resolve episode", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	res, err := tx.ExecContext(ctx, s.q(`UPDATE episodes SET resolved_us = ?, resolution = ? WHERE id = ? AND resolved_us IS NULL`), us(now), reason, id)
+	if err != nil {
+		return false, s.wrap("resolve episode", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return false, nil
+	}
+	if _, err := tx.ExecContext(ctx, s.q(`UPDATE actions SET state = 'superseded', updated_us = ? WHERE episode_id = ? AND state = 'pending'`), us(now), id); err != nil {
+		return false, s.wrap("resolve episode", err)
+	}
+	return true, s.wrap("resolve episode", tx.Commit())
+}

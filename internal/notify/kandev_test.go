@@ -1,0 +1,83 @@
+package notify
+
+import (
+	"context"
+	"errors"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/watchdogd/watchdogd/internal/kandev"
+	"github.com/watchdogd/watchdogd/internal/kandevtest"
+)
+
+// TestKandevNudges runs the nudge client against a server speaking kandev's
+// envelope.
+func TestKandevNudges(t *testing.T) {
+	srv := kandevtest.NewWSServer(map[string]string{"s-wait": "WAITING_FOR_INPUT", "s-run": "RUNNING"})
+	srv.Token = "kandev_pat_secret"
+	defer srv.Close()
+	ctx := context.Background()
+	c, err := kandev.NewClient(srv.BaseURL(), "kandev_pat_secret", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := kandev.ClientMessageID("action-key")
+	if id != kandev.ClientMessageID("action-key") || len(id) != 36 {
+		t.Fatalf("client_message_id %q is not a stable UUID", id)
+	}
+	// A replayed action creates no second message.
+	for i := 0; i < 2; i++ {
+		if err := c.AddMessage(ctx, "t1", "s-wait", "please continue", id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if msgs := srv.Messages(); len(msgs) != 1 || msgs[0].ClientMessageID != id {
+		t.Fatalf("messages %+v", msgs)
+	}
+	// kandev refuses message.add while RUNNING: a permanent failure.
+	err = c.AddMessage(ctx, "t1", "s-run", "hi", kandev.ClientMessageID("other"))
+	var re *kandev.RequestError
+	if !errors.As(err, &re) || !re.Running() || Classify(err).Retry {
+		t.Fatalf("RUNNING refusal: %v (verdict %+v)", err, Classify(err))
+	}
+	// agent.cancel makes it promptable.
+	if err := c.Cancel(ctx, "s-run"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AddMessage(ctx, "t1", "s-run", "hi", kandev.ClientMessageID("other")); err != nil {
+		t.Fatal(err)
+	}
+	// Server-side errors: an internal error retries, an unknown one does not.
+	srv.Fail = func(string) string { return "INTERNAL" }
+	if v := Classify(c.AddMessage(ctx, "t1", "s-wait", "x", "y")); !v.Retry {
+		t.Errorf("internal error verdict %+v", v)
+	}
+	// The server closes the connection mid-request: retry (kandev
+	// deduplicates the replay).
+	srv.Fail = func(string) string { return "close" }
+	if err := c.AddMessage(ctx, "t1", "s-wait", "x", "y"); err == nil || !Classify(err).Retry {
+		t.Errorf("dropped connection: %v", err)
+	}
+	srv.Fail = nil
+	// A wrong token is refused permanently.
+	bad, _ := kandev.NewClient(srv.BaseURL(), "wrong", 5*time.Second)
+	if err := bad.Cancel(ctx, "s-wait"); err == nil || Classify(err).Retry {
+		t.Errorf("bad token: %v", err)
+	}
+}
+
+// TestKandevDown: connection refused is retryable.
+func TestKandevDown(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	c, _ := kandev.NewClient("http://"+addr, "", 2*time.Second)
+	err = c.AddMessage(context.Background(), "t", "s", "x", "y")
+	if err == nil || !Classify(err).Retry {
+		t.Fatalf("connection refused: %v %+v", err, Classify(err))
+	}
+}

@@ -1,0 +1,288 @@
+// Package notify delivers watchdogd's actions: Slack messages (slack-go),
+// kandev nudges (kandev's WebSocket API) and console output, with the
+// retry rules written once. Rendering is pure: a message is rendered when
+// its action is decided and frozen in the ledger.
+package notify
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/slack-go/slack"
+
+	"github.com/watchdogd/watchdogd/internal/scan"
+)
+
+// Block Kit limits: a section's text, a header's, a message's blocks, and
+// the fallback text watchdogd allows itself. Truncating to them means a huge
+// question is never a rejected — lost — message.
+const (
+	maxSectionText = 3000
+	maxBlocks      = 50
+	maxFallback    = 3000
+)
+
+// Message is a rendered Slack message, frozen in the ledger as JSON.
+type Message struct {
+	Text   string       `json:"text"`
+	Blocks slack.Blocks `json:"blocks"`
+}
+
+// Encode is the body stored in an action row.
+func (m Message) Encode() string {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return `{"text":"(unrenderable)"}`
+	}
+	return string(b)
+}
+
+// DecodeMessage reads a stored body.
+func DecodeMessage(body string) (Message, error) {
+	var m Message
+	if err := json.Unmarshal([]byte(body), &m); err != nil {
+		return Message{}, fmt.Errorf("decode stored message: %w", err)
+	}
+	return m, nil
+}
+
+// RenderOptions shape a rendering.
+type RenderOptions struct {
+	// Mention is prepended (a route's <!subteam^…>), already Slack syntax.
+	Mention string
+	// Reply renders a short thread reply rather than the full first post.
+	Reply bool
+	// KindChange renders the reply that says the question's visibility in
+	// kandev changed.
+	KindChange bool
+	Now        time.Time
+}
+
+// Render builds the Slack message for a finding. The first line says what
+// is wrong and who owes the next move; the rest is evidence and one link.
+// Agent-written text (titles, questions, options) never reaches mrkdwn
+// unescaped: it is either escaped (&, <, >, formatting characters) or sent
+// as plain_text, so it can neither ping @channel nor break formatting.
+func Render(f scan.Finding, o RenderOptions) Message {
+	age := Minutes(time.Duration(f.AgeSeconds) * time.Second)
+	head, body := headline(f, age)
+	if o.KindChange {
+		head, body = kindChangeText(f)
+	}
+	title := fmt.Sprintf("<%s|%s>", escapeURL(f.Link), escapeText(f.TaskTitle))
+	first := fmt.Sprintf("%s *%s* %s", emoji(f.Kind), head, title)
+	if o.Mention != "" {
+		first = o.Mention + " " + first
+	}
+	if body != "" {
+		first += "\n" + body
+	}
+	blocks := []slack.Block{section(mrkdwn(first))}
+	if !o.Reply {
+		blocks = append(blocks, evidence(f)...)
+	}
+	blocks = append(blocks, slack.NewContextBlock("", mrkdwn(fmt.Sprintf("session `%s` · workspace `%s` · %s · watchdogd",
+		escapeCode(f.SessionID), escapeCode(f.WorkspaceID), KindWords(f.Kind)))))
+	if len(blocks) > maxBlocks {
+		blocks = append(blocks[:maxBlocks-1], section(plain("… more not shown; open the task in kandev.")))
+	}
+	text := fmt.Sprintf("%s %s %s", o.Mention, head, escapeText(f.TaskTitle))
+	return Message{Text: clip(strings.TrimSpace(text), maxFallback), Blocks: slack.Blocks{BlockSet: blocks}}
+}
+
+// RenderResolved edits a first message: a cleared line on top, the original
+// evidence below (without re-pinging anyone).
+func RenderResolved(original Message, reason string, after time.Duration) Message {
+	line := fmt.Sprintf(":white_check_mark: *Cleared after %s:* %s.", Minutes(after), escapeText(reason))
+	blocks := []slack.Block{section(mrkdwn(line))}
+	for _, b := range original.Blocks.BlockSet {
+		if len(blocks) >= maxBlocks {
+			break
+		}
+		blocks = append(blocks, b)
+	}
+	return Message{Text: clip(fmt.Sprintf("Cleared after %s: %s. %s", Minutes(after), escapeText(reason), original.Text), maxFallback),
+		Blocks: slack.Blocks{BlockSet: blocks}}
+}
+
+// headline is the first line's bold part and the sentence after the link.
+func headline(f scan.Finding, age string) (string, string) {
+	d := f.Detail
+	if d == nil {
+		d = &scan.Detail{}
+	}
+	switch f.Kind {
+	case scan.KindStalledTurn:
+		last := ""
+		if d.LastActivityAt != nil {
+			if t, err := time.Parse(time.RFC3339Nano, *d.LastActivityAt); err == nil {
+				last = "No output since " + t.UTC().Format("15:04") + " UTC"
+				if d.LastActivityType != "" {
+					last += " (last: " + escapeText(strings.ReplaceAll(d.LastActivityType, "_", " ")) + ")"
+				}
+				last += ". "
+			}
+		}
+		return "Agent stalled " + age + " on", last + "kandev shows it running. Open the task to cancel the turn or nudge it."
+	case scan.KindNeverStarted:
+		if f.TurnID == nil {
+			return "Session stuck starting for " + age + " on", "kandev never opened a turn for it. Open the task to restart the session."
+		}
+		return "Agent never started on", "The turn opened " + age + " ago and produced no output at all."
+	case scan.KindUnansweredClarification:
+		return "Question waiting " + age + " on", "Answer it in kandev."
+	case scan.KindShadowedClarification:
+		return "Hidden question, asked " + age + " ago, on", "kandev does not show it after the agent was resumed, and answering it there will fail. " +
+			"Reply in the session with your answer, or ask the agent to ask again."
+	case scan.KindPendingPermission:
+		return "Agent waiting " + age + " for permission on", "Approve or deny it in kandev."
+	case scan.KindInterruptedSession:
+		return "Session parked by a kandev restart " + age + " ago on", "Nothing is queued. Open it to resume."
+	case scan.KindMultipleOpenTurns:
+		return fmt.Sprintf("%d open turns", d.OpenTurns) + " on", "kandev keeps one turn open per session; the newest is treated as current."
+	}
+	return escapeText(f.Kind) + " on", ""
+}
+
+func kindChangeText(f scan.Finding) (string, string) {
+	if f.Kind == scan.KindShadowedClarification {
+		return "Now hidden in kandev:", "The agent was resumed and kandev treats a newer turn as current, so the question is not shown and answering it there will fail. " +
+			"Reply in the session with your answer, or ask the agent to ask again."
+	}
+	return "Visible in kandev again:", "Answer the question in kandev."
+}
+
+// evidence is the plain_text part of a first post: questions and options,
+// or the permission asked for.
+func evidence(f scan.Finding) []slack.Block {
+	d := f.Detail
+	if d == nil {
+		return nil
+	}
+	var out []slack.Block
+	for i, q := range d.Questions {
+		if len(out) >= maxBlocks-4 {
+			out = append(out, section(plain(fmt.Sprintf("… and %d more questions.", len(d.Questions)-i))))
+			break
+		}
+		text := q.Title
+		if q.Prompt != "" && q.Prompt != q.Title {
+			text = strings.TrimSpace(text + "\n" + q.Prompt)
+		}
+		if text == "" {
+			text = "(question " + q.ID + ")"
+		}
+		out = append(out, section(plain(text)))
+		if len(q.Options) > 0 {
+			var b strings.Builder
+			for _, o := range q.Options {
+				b.WriteString("• " + o.Label)
+				if o.Description != "" {
+					b.WriteString(" — " + o.Description)
+				}
+				b.WriteString("\n")
+			}
+			out = append(out, section(plain(strings.TrimSpace(b.String()))))
+		}
+	}
+	if d.Detached {
+		out = append(out, section(plain("The agent disconnected after asking; the question can still be answered.")))
+	}
+	if d.Permission != "" {
+		out = append(out, section(plain(d.Permission)))
+	}
+	return out
+}
+
+func section(t *slack.TextBlockObject) slack.Block { return slack.NewSectionBlock(t, nil, nil) }
+
+func mrkdwn(s string) *slack.TextBlockObject {
+	return slack.NewTextBlockObject(slack.MarkdownType, clip(s, maxSectionText), false, true)
+}
+
+func plain(s string) *slack.TextBlockObject {
+	return slack.NewTextBlockObject(slack.PlainTextType, clip(s, maxSectionText), false, false)
+}
+
+// escapeText makes agent text inert in mrkdwn: &, < and > become entities
+// (no <!channel>, no links), and formatting characters get a zero-width
+// space before them so they cannot open bold, italics, strikes or code.
+func escapeText(s string) string {
+	s = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+	return strings.NewReplacer("*", "\u200b*", "_", "\u200b_", "~", "\u200b~", "`", "\u200b`").Replace(s)
+}
+
+// escapeCode is for ids shown in `code`: no backticks, no markup.
+func escapeCode(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "`", "'").Replace(s)
+}
+
+// escapeURL keeps a link target from closing the <url|label> syntax.
+func escapeURL(s string) string {
+	return strings.NewReplacer("<", "%3C", ">", "%3E", "|", "%7C", " ", "%20").Replace(s)
+}
+
+// clip truncates to n characters with a visible "…".
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+func emoji(kind string) string {
+	switch kind {
+	case scan.KindStalledTurn, scan.KindNeverStarted:
+		return ":hourglass_flowing_sand:"
+	case scan.KindUnansweredClarification, scan.KindShadowedClarification:
+		return ":question:"
+	case scan.KindPendingPermission:
+		return ":lock:"
+	case scan.KindInterruptedSession:
+		return ":double_vertical_bar:"
+	}
+	return ":warning:"
+}
+
+// KindWords names a finding kind for people.
+func KindWords(kind string) string {
+	switch kind {
+	case scan.KindStalledTurn:
+		return "stalled turn"
+	case scan.KindNeverStarted:
+		return "never started"
+	case scan.KindUnansweredClarification:
+		return "unanswered question"
+	case scan.KindShadowedClarification:
+		return "question hidden in kandev"
+	case scan.KindPendingPermission:
+		return "pending permission"
+	case scan.KindInterruptedSession:
+		return "interrupted session"
+	case scan.KindMultipleOpenTurns:
+		return "several open turns"
+	}
+	return kind
+}
+
+// Minutes prints a duration for messages: "42 min", "1 h 10 min", "2 d 3 h".
+func Minutes(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", int(d/time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("%d min", int(d/time.Minute))
+	case d < 24*time.Hour:
+		h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
+		if m == 0 {
+			return fmt.Sprintf("%d h", h)
+		}
+		return fmt.Sprintf("%d h %d min", h, m)
+	}
+	days, h := int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour)
+	return fmt.Sprintf("%d d %d h", days, h)
+}

@@ -1,0 +1,83 @@
+package notify
+
+import (
+	"context"
+	"errors"
+	"net"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/watchdogd/watchdogd/internal/kandev"
+)
+
+// Verdict is what a delivery error means for the action: retry or give up,
+// how long to wait, and whether the attempt may have landed anyway.
+type Verdict struct {
+	Retry bool
+	// After is a server-imposed wait (Slack's Retry-After), zero when none.
+	After time.Duration
+	// Uncertain: the request may have been processed (a timeout, a 5xx, a
+	// dropped connection). The next attempt looks for evidence first.
+	Uncertain bool
+	// RateLimited: Slack said 429; the channel closes for After.
+	RateLimited bool
+	// Code is Slack's error code or the HTTP status, for logs and metrics.
+	Code string
+}
+
+// retryableSlackCodes are Slack's ok:false codes that mean "try again"
+// (DESIGN §7); every other ok:false code is a permanent failure.
+var retryableSlackCodes = map[string]bool{
+	"ratelimited": true, "internal_error": true, "fatal_error": true, "service_unavailable": true, "request_timeout": true,
+}
+
+// Classify applies the status-code rules, written once, to an error from
+// Slack or kandev.
+func Classify(err error) Verdict {
+	var rl *slack.RateLimitedError
+	var sc slack.StatusCodeError
+	var se slack.SlackErrorResponse
+	var ke *kandev.RequestError
+	var ne net.Error
+	switch {
+	case err == nil:
+		return Verdict{}
+	case errors.As(err, &rl):
+		return Verdict{Retry: true, After: rl.RetryAfter, RateLimited: true, Code: "429"}
+	case errors.As(err, &sc):
+		if sc.Code == 429 {
+			return Verdict{Retry: true, RateLimited: true, After: time.Second, Code: "429"}
+		}
+		if sc.Code >= 500 {
+			return Verdict{Retry: true, Uncertain: true, Code: sc.Status}
+		}
+		return Verdict{Code: sc.Status}
+	case errors.As(err, &se):
+		if se.Err == "ratelimited" {
+			return Verdict{Retry: true, RateLimited: true, After: time.Second, Code: se.Err}
+		}
+		// internal_error and friends may follow a partial success.
+		return Verdict{Retry: retryableSlackCodes[se.Err], Uncertain: retryableSlackCodes[se.Err], Code: se.Err}
+	case errors.As(err, &ke):
+		return Verdict{Retry: ke.Retryable(), Code: ke.Code}
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne):
+		return Verdict{Retry: true, Uncertain: true, Code: "timeout"}
+	}
+	// Connection resets, truncated bodies, refused connections: the
+	// request's fate is unknown.
+	return Verdict{Retry: true, Uncertain: true, Code: "transport"}
+}
+
+// Backoff is the wait before retry number attempt (1-based): exponential
+// from 5s, capped at 5 minutes.
+func Backoff(attempt int) time.Duration {
+	d := 5 * time.Second
+	for i := 1; i < attempt && d < 5*time.Minute; i++ {
+		d *= 2
+	}
+	if d > 5*time.Minute {
+		d = 5 * time.Minute
+	}
+	return d
+}

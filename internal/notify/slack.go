@@ -1,0 +1,131 @@
+package notify
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/slack-go/slack"
+	"golang.org/x/time/rate"
+
+	"github.com/watchdogd/watchdogd/internal/config"
+)
+
+// EventType marks watchdogd's messages in Slack's message metadata, so that
+// a delivery whose outcome was lost can be found again.
+const EventType = "watchdogd_action"
+
+// Slack posts, edits and finds watchdogd's messages through Slack's Web API,
+// pacing each channel at one message per second as Slack asks.
+type Slack struct {
+	client *slack.Client
+
+	mu       sync.Mutex
+	limiters map[string]*rate.Limiter
+}
+
+// NewSlack builds a client; apiURL overrides Slack's (tests).
+func NewSlack(token config.Secret, apiURL string, timeout time.Duration) *Slack {
+	if !strings.HasSuffix(apiURL, "/") {
+		apiURL += "/"
+	}
+	return &Slack{client: slack.New(token.Reveal(), slack.OptionAPIURL(apiURL), slack.OptionHTTPClient(&http.Client{Timeout: timeout})),
+		limiters: map[string]*rate.Limiter{}}
+}
+
+// pace waits for the channel's next slot.
+func (s *Slack) pace(ctx context.Context, channel string) error {
+	s.mu.Lock()
+	l, ok := s.limiters[channel]
+	if !ok {
+		l = rate.NewLimiter(rate.Every(time.Second), 1)
+		s.limiters[channel] = l
+	}
+	s.mu.Unlock()
+	return l.Wait(ctx)
+}
+
+// Post sends a message (a thread reply when threadTS is set) carrying the
+// action key in its metadata, and returns its ts.
+func (s *Slack) Post(ctx context.Context, channel, threadTS, key string, m Message) (string, error) {
+	opts := []slack.MsgOption{
+		slack.MsgOptionText(m.Text, false),
+		slack.MsgOptionBlocks(m.Blocks.BlockSet...),
+		slack.MsgOptionMetadata(slack.SlackMetadata{EventType: EventType, EventPayload: map[string]any{"key": key}}),
+		slack.MsgOptionDisableLinkUnfurl(),
+	}
+	if threadTS != "" {
+		opts = append(opts, slack.MsgOptionTS(threadTS))
+	}
+	if err := s.pace(ctx, channel); err != nil {
+		return "", err
+	}
+	_, ts, err := s.client.PostMessageContext(ctx, channel, opts...)
+	if err != nil {
+		return "", fmt.Errorf("chat.postMessage to %s: %w", channel, err)
+	}
+	return ts, nil
+}
+
+// Update edits a message in place (a resolve).
+func (s *Slack) Update(ctx context.Context, channel, ts string, m Message) error {
+	if err := s.pace(ctx, channel); err != nil {
+		return err
+	}
+	_, _, _, err := s.client.UpdateMessageContext(ctx, channel, ts,
+		slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks.BlockSet...))
+	if err != nil {
+		return fmt.Errorf("chat.update of %s in %s: %w", ts, channel, err)
+	}
+	return nil
+}
+
+// Find looks for a message carrying key in a channel's history since
+// oldest (conversations.history), or in a thread (conversations.replies),
+// and returns its ts. It settles deliveries whose outcome was lost.
+func (s *Slack) Find(ctx context.Context, channel, threadTS, key string, oldest time.Time) (string, bool, error) {
+	since := strconv.FormatFloat(float64(oldest.Add(-time.Minute).UnixMicro())/1e6, 'f', 6, 64)
+	cursor := ""
+	for page := 0; page < 20; page++ {
+		var msgs []slack.Message
+		var next string
+		if threadTS != "" {
+			m, _, nc, err := s.client.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
+				ChannelID: channel, Timestamp: threadTS, Oldest: since, Cursor: cursor, Limit: 200, IncludeAllMetadata: true})
+			if err != nil {
+				return "", false, fmt.Errorf("conversations.replies in %s: %w", channel, err)
+			}
+			msgs, next = m, nc
+		} else {
+			resp, err := s.client.GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{
+				ChannelID: channel, Oldest: since, Cursor: cursor, Limit: 200, IncludeAllMetadata: true})
+			if err != nil {
+				return "", false, fmt.Errorf("conversations.history in %s: %w", channel, err)
+			}
+			msgs, next = resp.Messages, resp.ResponseMetaData.NextCursor
+		}
+		for _, m := range msgs {
+			if m.Metadata.EventType == EventType && fmt.Sprint(m.Metadata.EventPayload["key"]) == key {
+				return m.Timestamp, true, nil
+			}
+		}
+		if next == "" {
+			return "", false, nil
+		}
+		cursor = next
+	}
+	return "", false, nil
+}
+
+// Test posts notify-test's message.
+func (s *Slack) Test(ctx context.Context, channel, text string) (string, error) {
+	_, ts, err := s.client.PostMessageContext(ctx, channel, slack.MsgOptionText(text, false))
+	if err != nil {
+		return "", fmt.Errorf("chat.postMessage to %s: %w", channel, err)
+	}
+	return ts, nil
+}

@@ -1,0 +1,86 @@
+package notify
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/watchdogd/watchdogd/internal/slacktest"
+)
+
+// TestSlackErrorsClassify: each Slack failure maps to the right verdict.
+func TestSlackErrorsClassify(t *testing.T) {
+	cases := []struct {
+		name  string
+		fault slacktest.Fault
+		want  Verdict
+	}{
+		// 429 with Retry-After: retry after exactly that long; nothing landed.
+		{"rate limited", slacktest.Fault{Status: 429, RetryAfter: 7}, Verdict{Retry: true, After: 7 * time.Second, RateLimited: true, Code: "429"}},
+		// A 5xx may follow a post that landed.
+		{"server error", slacktest.Fault{Status: 503}, Verdict{Retry: true, Uncertain: true, Code: "503 Service Unavailable"}},
+		// ok:false with a permanent code: give up, keep the code.
+		{"invalid auth", slacktest.Fault{SlackError: "invalid_auth"}, Verdict{Code: "invalid_auth"}},
+		{"channel not found", slacktest.Fault{SlackError: "channel_not_found"}, Verdict{Code: "channel_not_found"}},
+		// ok:false with a retryable code.
+		{"internal error", slacktest.Fault{SlackError: "internal_error"}, Verdict{Retry: true, Uncertain: true, Code: "internal_error"}},
+		{"ratelimited body", slacktest.Fault{SlackError: "ratelimited"}, Verdict{Retry: true, RateLimited: true, After: time.Second, Code: "ratelimited"}},
+		// Slower than the client's timeout: the post landed, the answer did not.
+		{"timeout", slacktest.Fault{Delay: 700 * time.Millisecond, Record: true}, Verdict{Retry: true, Uncertain: true, Code: "timeout"}},
+	}
+	for _, c := range cases {
+		srv := slacktest.New("xoxb-test")
+		f := c.fault
+		srv.SetFault(func(string, int) slacktest.Fault { return f })
+		s := NewSlack("xoxb-test", srv.APIURL(), 300*time.Millisecond)
+		_, err := s.Post(context.Background(), "C1", "", "k", Message{Text: "hi"})
+		srv.Close()
+		if err == nil {
+			t.Errorf("%s: no error", c.name)
+			continue
+		}
+		if got := Classify(err); got != c.want {
+			t.Errorf("%s: verdict %+v, want %+v (err %v)", c.name, got, c.want, err)
+		}
+	}
+}
+
+// TestFindSettlesFromEvidence: a post whose answer was lost is found by its
+// key in the channel history, and a thread reply in the thread's replies.
+func TestFindSettlesFromEvidence(t *testing.T) {
+	srv := slacktest.New("xoxb-test")
+	defer srv.Close()
+	ctx := context.Background()
+	s := NewSlack("xoxb-test", srv.APIURL(), 5*time.Second)
+	start := time.Now()
+	parent, err := s.Post(ctx, "C1", "", "k-parent", Message{Text: "first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.SetFault(func(method string, _ int) slacktest.Fault {
+		if method == "chat.postMessage" {
+			return slacktest.Fault{Status: http.StatusBadGateway, Record: true}
+		}
+		return slacktest.Fault{}
+	})
+	if _, err := s.Post(ctx, "C1", parent, "k-reply", Message{Text: "reply"}); err == nil {
+		t.Fatal("no error from a 502")
+	}
+	srv.SetFault(nil)
+	if ts, ok, err := s.Find(ctx, "C1", "", "k-parent", start); err != nil || !ok || ts != parent {
+		t.Fatalf("find parent: %q %v %v", ts, ok, err)
+	}
+	if _, ok, err := s.Find(ctx, "C1", parent, "k-reply", start); err != nil || !ok {
+		t.Fatalf("find reply: %v %v", ok, err)
+	}
+	if _, ok, _ := s.Find(ctx, "C1", "", "k-never", start); ok {
+		t.Fatal("found a key that was never posted")
+	}
+	if err := s.Update(ctx, "C1", parent, Message{Text: "cleared"}); err != nil {
+		t.Fatal(err)
+	}
+	if m := srv.Messages()[0]; m.Text != "cleared" || m.Edits != 1 {
+		t.Fatalf("update %+v", m)
+	}
+}
