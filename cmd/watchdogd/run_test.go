@@ -336,3 +336,37 @@ func TestNoSecretsInOutput(t *testing.T) {
 		}
 	}
 }
+
+// TestDryRunWritesAndSendsNothing: --dry-run decides and prints, but the
+// ledger stays empty and Slack hears nothing.
+func TestDryRunWritesAndSendsNothing(t *testing.T) {
+	e := newEnv(t, world(time.Now()), "sqlite", "")
+	r := watchdogd(t, e.environ(), "run", "--once", "--dry-run", "--config", e.cfg)
+	if r.code != 0 || !strings.Contains(r.stdout, "would open") || !strings.Contains(r.stdout, "→ Slack C-ops") {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if n := len(e.slack.Messages()); n != 0 {
+		t.Fatalf("%d messages sent", n)
+	}
+	if acts := e.actions(); len(acts) != 0 {
+		t.Fatalf("%d actions written", len(acts))
+	}
+}
+
+// TestWithoutSlack: with no slack: block, Slack steps are logged and the
+// daemon warns once instead of failing.
+func TestWithoutSlack(t *testing.T) {
+	e := newEnv(t, world(time.Now()), "sqlite", "")
+	noSlack := strings.Replace(baseConfig, "slack:\n  api_url: {{.slack}}\n  timeout: 1s\n  default_channel: C-alerts\n  max_messages_per_cycle: 100\n  routes:\n    - match: {workspace_id: ws-ops}\n      channel: C-ops\n    - match: {workspace_id: ws-docs}\n      channel: C-docs\n", "", 1)
+	writeConfigText(t, e, noSlack)
+	r := e.once()
+	if n := len(logLines(r.stderr, "no slack: block")); n != 1 {
+		t.Fatalf("%d warnings:\n%s", n, r.stderr)
+	}
+	if n := len(logLines(r.stderr, `"msg":"watchdogd finding"`)); n != 9 {
+		t.Fatalf("%d findings logged, want 9:\n%s", n, r.stderr)
+	}
+	if n := len(e.slack.Messages()); n != 0 {
+		t.Fatalf("%d Slack messages", n)
+	}
+}

@@ -171,3 +171,62 @@ func TestQuietHoursDeferResolves(t *testing.T) {
 		t.Fatalf("after quiet hours: %+v", msgs)
 	}
 }
+
+// TestPerCycleBudget: slack.max_messages_per_cycle caps posts per channel
+// per cycle; the rest wait, counted, for the next cycle.
+func TestPerCycleBudget(t *testing.T) {
+	b := kandevtest.NewBuilder(time.Now())
+	for _, id := range []string{"s1", "s2", "s3"} {
+		s := b.Session(id, "Task "+id, "ws", "RUNNING", time.Hour, "")
+		s.Turn("turn-"+id, 40*time.Minute, -1, "").Agent("tool_call", 30*time.Minute)
+	}
+	c, srv, m := testCycle(t, b.DS, nil)
+	c.Config.Slack.MaxMessagesPerCycle = 2
+	ctx := context.Background()
+	if _, err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(srv.Messages()); n != 2 || testutil.ToFloat64(m.Actions.WithLabelValues("slack", "deferred")) != 1 {
+		t.Fatalf("%d posts in the first cycle", n)
+	}
+	if _, err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(srv.Messages()); n != 3 {
+		t.Fatalf("%d posts after the second cycle", n)
+	}
+}
+
+// TestCancelAndNudge: the turn is cancelled, watchdogd waits until kandev
+// shows the session promptable, then nudges with client_message_id.
+func TestCancelAndNudge(t *testing.T) {
+	b := kandevtest.NewBuilder(time.Now())
+	s := b.Session("s1", "Fix login", "ws", "RUNNING", time.Hour, "")
+	s.Turn("turn-1", 40*time.Minute, -1, "").Agent("tool_call", 30*time.Minute)
+	c, _, _, db := testCycleDB(t, b.DS, nil)
+	ws := kandevtest.NewWSServer(map[string]string{"s1": "RUNNING"})
+	defer ws.Close()
+	ws.OnCancel = func(session string) {
+		go func() { // kandev settles the cancel a moment later
+			time.Sleep(300 * time.Millisecond)
+			_, _ = db.DB().Exec(`UPDATE task_session_turns SET completed_at = ? WHERE task_session_id = ?`, kandevtest.TS(time.Now()), session)
+			_, _ = db.DB().Exec(`UPDATE task_sessions SET state = 'WAITING_FOR_INPUT' WHERE id = ?`, session)
+		}()
+	}
+	kc, err := kandev.NewClient(ws.BaseURL(), "", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Kandev = kc
+	c.Config.Policy["stalled_turn"].Steps = []config.Step{{Action: config.ActionCancelAndNudge}}
+	res, err := c.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Counts["delivered"] != 1 || len(ws.Cancels()) != 1 || len(ws.Messages()) != 1 {
+		t.Fatalf("outcomes %v cancels %v messages %v", res.Counts, ws.Cancels(), ws.Messages())
+	}
+	if got := ws.Messages()[0]; got.ClientMessageID != kandev.ClientMessageID(res.Plan.Actions[0].Key) || got.Content == "" {
+		t.Fatalf("nudge %+v", got)
+	}
+}

@@ -33,6 +33,9 @@ type WSServer struct {
 	// OnMessage, if set, runs for each new message (a test can write the
 	// user row into a kandev database, as kandev would).
 	OnMessage func(m WSMessage)
+	// OnCancel, if set, runs for each agent.cancel (a test can move the
+	// session out of RUNNING in the database, as kandev would).
+	OnCancel func(session string)
 }
 
 // WSMessage is a message.add kandev accepted.
@@ -160,6 +163,9 @@ func (s *WSServer) serve(action string, raw json.RawMessage) (string, any) {
 		s.cancels = append(s.cancels, p["session_id"])
 		if s.state[p["session_id"]] == "RUNNING" {
 			s.state[p["session_id"]] = "WAITING_FOR_INPUT"
+		}
+		if s.OnCancel != nil {
+			s.OnCancel(p["session_id"])
 		}
 		return "response", map[string]string{"status": "ok"}
 	}
