@@ -29,7 +29,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=2s ./internal/kandevtime
 
 demo:
-	$(GO) run ./cmd/watchdogd demo
+	$(GO) run ./cmd/watchdogd demo --config config/demo.yaml
 
 lint: $(BIN)/golangci-lint
 	$(GO) vet ./...

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -13,10 +14,14 @@ import (
 const usage = `Usage: watchdogd <command> [flags]
 
 Commands:
-  scan          read kandev once and print the findings (no ledger, no sending)
-  run           run the watchdog (--once: one cycle; --dry-run: decide, send nothing)
-  demo          scan a built-in demo database and show what watchdogd would send
-  version       print the version
+  run                 run the watchdog daemon (--once: one cycle; --dry-run: decide, send nothing)
+  scan                read kandev once and print the findings (no ledger, no sending)
+  check-config FILE…  check config files: SUCCESS or FAILED with every problem
+  silence add|list|expire   mute matching episodes on the ledger (like amtool)
+  episodes list|resolve     inspect or force-resolve episodes
+  notify-test         post one test message through the configured Slack route
+  demo                run one cycle on a built-in demo database and show what would be sent
+  version             print the version
 
 Run "watchdogd <command> -h" for a command's flags.
 `
@@ -35,6 +40,14 @@ func parseArgs(args []string, stdout, stderr io.Writer) (app.Options, int, bool)
 		return opts, app.ExitOK, false
 	}
 	opts.Command = args[0]
+	rest := args[1:]
+	if opts.Command == "silence" || opts.Command == "episodes" {
+		if len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
+			fmt.Fprintf(stderr, "watchdogd %s: missing subcommand (see watchdogd -h)\n", opts.Command)
+			return opts, app.ExitUsage, false
+		}
+		opts.Sub, rest = rest[0], rest[1:]
+	}
 	fs := flag.NewFlagSet("watchdogd "+opts.Command, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var now string
@@ -52,12 +65,29 @@ func parseArgs(args []string, stdout, stderr io.Writer) (app.Options, int, bool)
 	case "demo":
 		fs.StringVar(&opts.ConfigFile, "config", "", "config file (YAML)")
 		fs.StringVar(&opts.Output, "output", "table", "table or json")
+	case "check-config":
+	case "silence":
+		fs.StringVar(&opts.ConfigFile, "config", "", "config file (YAML): its state.url is the ledger")
+		fs.Func("match", "key=value to match (workspace_id, task_id, session_id, kind); repeatable", func(v string) error {
+			opts.Match = append(opts.Match, v)
+			return nil
+		})
+		fs.DurationVar(&opts.For, "for", 0, "how long the silence lasts (like 2h)")
+		fs.StringVar(&opts.Comment, "comment", "", "why")
+		fs.StringVar(&opts.Author, "author", os.Getenv("USER"), "who")
+		fs.BoolVar(&opts.All, "all", false, "list expired silences too")
+	case "episodes":
+		fs.StringVar(&opts.ConfigFile, "config", "", "config file (YAML): its state.url is the ledger")
+		fs.BoolVar(&opts.Open, "open", false, "list open episodes only")
+	case "notify-test":
+		fs.StringVar(&opts.ConfigFile, "config", "", "config file (YAML)")
+		fs.StringVar(&opts.Workspace, "workspace", "", "route as an episode of this workspace would be")
 	case "version":
 	default:
 		fmt.Fprintf(stderr, "watchdogd: unknown command %q (see watchdogd -h)\n", opts.Command)
 		return opts, app.ExitUsage, false
 	}
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := fs.Parse(rest); err != nil {
 		if err == flag.ErrHelp {
 			fmt.Fprintf(stdout, "Usage of watchdogd %s:\n", opts.Command)
 			fs.SetOutput(stdout)
@@ -67,7 +97,16 @@ func parseArgs(args []string, stdout, stderr io.Writer) (app.Options, int, bool)
 		fmt.Fprintf(stderr, "watchdogd %s: %v (see watchdogd %s -h)\n", opts.Command, err, opts.Command)
 		return opts, app.ExitUsage, false
 	}
-	if fs.NArg() > 0 {
+	switch {
+	case opts.Command == "check-config":
+		opts.Files = fs.Args()
+	case opts.Command == "silence" && opts.Sub == "expire", opts.Command == "episodes" && opts.Sub == "resolve":
+		if fs.NArg() != 1 {
+			fmt.Fprintf(stderr, "watchdogd %s %s: want exactly one ID\n", opts.Command, opts.Sub)
+			return opts, app.ExitUsage, false
+		}
+		opts.ID = fs.Arg(0)
+	case fs.NArg() > 0:
 		fmt.Fprintf(stderr, "watchdogd %s: unexpected argument %q\n", opts.Command, strings.Join(fs.Args(), " "))
 		return opts, app.ExitUsage, false
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	_ "time/tzdata" // quiet_hours time zones in a static image without zoneinfo
 
 	"github.com/watchdogd/watchdogd/internal/app"
 )

@@ -25,6 +25,17 @@ type Options struct {
 	// Files are check-config's arguments.
 	Files []string
 
+	// Operator commands.
+	Sub       string        // silence add|list|expire, episodes list|resolve
+	Match     []string      // --match key=value
+	For       time.Duration // silence duration
+	Comment   string
+	Author    string
+	ID        string // silence or episode id
+	All       bool   // silence list --all
+	Open      bool   // episodes list --open
+	Workspace string // notify-test --workspace
+
 	Version string
 	Stdout  io.Writer
 	Stderr  io.Writer
@@ -49,13 +60,28 @@ func Run(ctx context.Context, opts Options) int {
 		err = runScan(ctx, opts)
 	case "demo":
 		err = runDemo(ctx, opts)
+	case "silence":
+		err = runSilence(ctx, opts)
+	case "episodes":
+		err = runEpisodes(ctx, opts)
+	case "notify-test":
+		err = runNotifyTest(ctx, opts)
+	case "check-config":
+		err = runCheckConfig(opts)
 	case "run":
-		err = runOnce(ctx, opts)
+		if opts.Once || opts.DryRun {
+			err = runOnce(ctx, opts)
+		} else {
+			err = runDaemon(ctx, opts)
+		}
 	default:
 		err = usageError(fmt.Sprintf("unknown command %q", opts.Command))
 	}
 	if err == nil {
 		return ExitOK
+	}
+	if errors.As(err, new(silentFailure)) {
+		return ExitFailure
 	}
 	fmt.Fprintf(opts.Stderr, "watchdogd %s: %s\n", opts.Command, OneLine(err))
 	var u usageError

@@ -54,6 +54,9 @@ type Cycle struct {
 	// LogActions, when set, receives log actions instead of the logger
 	// (the demo shows them with what is sent).
 	LogActions io.Writer
+	// MayAct, when set, is asked before each delivery: a replica that lost
+	// the leader lease stops acting mid-cycle.
+	MayAct func() bool
 
 	lastPrune time.Time
 }
@@ -155,11 +158,17 @@ func reasonFrom(snap *kandev.Snapshot) func(ledger.Episode) string {
 
 // silences are the config's and the ledger's active silences.
 func (c *Cycle) silences(ctx context.Context, now time.Time) ([]policy.Silence, error) {
+	return activeSilences(ctx, c.Config, c.Store, now)
+}
+
+// activeSilences merges the config's silences with the ledger's runtime
+// ones (`watchdogd silence add`): both defer alike.
+func activeSilences(ctx context.Context, cfg *config.Config, st *ledger.Store, now time.Time) ([]policy.Silence, error) {
 	var out []policy.Silence
-	for i, s := range c.Config.Silences {
+	for i, s := range cfg.Silences {
 		out = append(out, policy.Silence{ID: fmt.Sprintf("config-%d", i), Match: s.Match, Until: s.Until.Time, Comment: s.Comment})
 	}
-	runtime, err := c.Store.Silences(ctx, now, false)
+	runtime, err := st.Silences(ctx, now, false)
 	if err != nil {
 		return nil, err
 	}

@@ -39,6 +39,10 @@ func (c *Cycle) deliver(ctx context.Context, silences []policy.Silence, counts m
 		if ctx.Err() != nil {
 			return // cycle_timeout: the rest stay pending, due next cycle
 		}
+		if c.MayAct != nil && !c.MayAct() {
+			c.Log.Warn("lost the leader lease; leaving the remaining actions to the leader")
+			return
+		}
 		c.deliverOne(ctx, run, d)
 	}
 }

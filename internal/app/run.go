@@ -122,9 +122,15 @@ func holder() string {
 
 // newLogger builds zap: JSON by default, console on a terminal; stable keys.
 func newLogger(cfg config.Log, w io.Writer) (*zap.Logger, error) {
-	var level zapcore.Level
+	l, _, err := newLeveledLogger(cfg, w)
+	return l, err
+}
+
+// newLeveledLogger also returns the level, which a reload can change.
+func newLeveledLogger(cfg config.Log, w io.Writer) (*zap.Logger, zap.AtomicLevel, error) {
+	level := zap.NewAtomicLevel()
 	if err := level.UnmarshalText([]byte(cfg.Level)); err != nil {
-		return nil, fmt.Errorf("log.level: %w", err)
+		return nil, level, fmt.Errorf("log.level: %w", err)
 	}
 	terminal := false
 	if f, ok := w.(*os.File); ok {
@@ -150,7 +156,7 @@ func newLogger(cfg config.Log, w io.Writer) (*zap.Logger, error) {
 		}
 		enc = zapcore.NewConsoleEncoder(ec)
 	}
-	return zap.New(zapcore.NewCore(enc, zapcore.AddSync(w), level)), nil
+	return zap.New(zapcore.NewCore(enc, zapcore.AddSync(w), level)), level, nil
 }
 
 // runOnce is `watchdogd run --once`: one full cycle, then exit.

@@ -57,6 +57,9 @@ type scalar interface {
 // types and bad values are problems with line numbers, all collected.
 type decoder struct {
 	problems []Problem
+	// failed holds paths that could not be decoded: validation says
+	// nothing more about them (one problem, not a cascade).
+	failed   map[string]bool
 	lines    map[string]int // field path → line, for validation messages
 	getenv   func(string) string
 }
@@ -64,7 +67,28 @@ type decoder struct {
 func (d *decoder) envSet(name string) bool { return d.getenv != nil && d.getenv(name) != "" }
 
 func (d *decoder) add(line int, field, format string, args ...any) {
+	if d.failed == nil {
+		d.failed = map[string]bool{}
+	}
+	d.failed[field] = true
 	d.problems = append(d.problems, Problem{Line: line, Field: field, Msg: fmt.Sprintf(format, args...)})
+}
+
+// failedAt reports whether path or one of its parents already failed.
+func (d *decoder) failedAt(path string) bool {
+	for p := path; p != ""; p = parentPath(p) {
+		if d.failed[p] {
+			return true
+		}
+	}
+	return false
+}
+
+func parentPath(p string) string {
+	if i := strings.LastIndexAny(p, ".["); i >= 0 {
+		return p[:i]
+	}
+	return ""
 }
 
 var (

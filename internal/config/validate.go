@@ -20,7 +20,7 @@ func validate(c *Config, d *decoder) {
 		v.add("schedule", "%q is not a cron schedule: %v", c.Schedule, err)
 	}
 	if c.Database.ScanTimeout > c.CycleTimeout {
-		v.add("database.scan_timeout", "%s is longer than cycle_timeout (%s), which bounds the whole cycle", c.Database.ScanTimeout, c.CycleTimeout)
+		v.add("database.scan_timeout", "%s is longer than cycle_timeout (%s), which bounds the whole cycle", dur(c.Database.ScanTimeout), dur(c.CycleTimeout))
 	}
 	v.policies(c)
 	v.state(c)
@@ -45,21 +45,17 @@ type validator struct{ d *decoder }
 // add records a problem at the line where path (or its nearest set parent)
 // was written.
 func (v validator) add(path, format string, args ...any) {
+	if v.d.failedAt(path) {
+		return
+	}
 	line := 0
-	for p := path; p != ""; p = parent(p) {
+	for p := path; p != ""; p = parentPath(p) {
 		if l, ok := v.d.lines[p]; ok {
 			line = l
 			break
 		}
 	}
 	v.d.add(line, path, format, args...)
-}
-
-func parent(p string) string {
-	if i := strings.LastIndexAny(p, ".["); i >= 0 {
-		return p[:i]
-	}
-	return ""
 }
 
 func (v validator) set(path string) bool { _, ok := v.d.lines[path]; return ok }
@@ -138,7 +134,7 @@ func (v validator) policies(c *Config) {
 				v.add(sp+".after", "must not be negative")
 			}
 			if i > 0 && s.After < p.Steps[i-1].After {
-				v.add(sp+".after", "%s comes before the previous step's %s; steps run in order", s.After, p.Steps[i-1].After)
+				v.add(sp+".after", "%s comes before the previous step's %s; steps run in order", dur(s.After), dur(p.Steps[i-1].After))
 			}
 		}
 		if p.RepeatEvery < 0 {
@@ -167,7 +163,7 @@ func (v validator) state(c *Config) {
 		v.url("state.url", c.State.URL, true)
 	}
 	if c.Slack != nil && c.State.ClaimTTL < c.Slack.Timeout+time.Second {
-		v.add("state.claim_ttl", "%s must be at least slack.timeout + 1s (%s), so a crashed holder's request has landed or died before a takeover", c.State.ClaimTTL, c.Slack.Timeout+time.Second)
+		v.add("state.claim_ttl", "%s must be at least slack.timeout + 1s (%s), so a crashed holder's request has landed or died before a takeover", dur(c.State.ClaimTTL), dur(c.Slack.Timeout+time.Second))
 	}
 	if c.HA.Enabled && !strings.HasPrefix(c.State.URL, "postgres") && c.State.URLFile == "" {
 		v.add("ha.enabled", "replicas share their ledger: set state.url (or state.url_file) to PostgreSQL")
@@ -286,4 +282,16 @@ func explicitZeros(c *Config, d *decoder) {
 	if c.Slack != nil && v.set("slack.timeout") && c.Slack.Timeout <= 0 {
 		v.add("slack.timeout", "must be more than 0")
 	}
+}
+
+// dur prints a duration the way it is written in the file: 10m, 1h30m, 90s.
+func dur(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }

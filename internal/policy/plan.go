@@ -259,3 +259,18 @@ func deref(s *string) string {
 	}
 	return *s
 }
+
+// ForceResolve resolves one open episode by hand (`watchdogd episodes
+// resolve`): the same resolve as when a finding clears, so a sent first
+// message is edited to say so. ok is false when the episode is not open.
+func ForceResolve(st ledger.State, id string, in Input) (ledger.Plan, bool) {
+	p := planner{in: in, plan: ledger.Plan{Now: in.Now}}
+	for _, e := range st.Open {
+		if e.ID == id {
+			e.MissingSince = in.Now.Add(-p.policy(e.Kind).ResolveHold)
+			p.missing(e)
+			return p.plan, true
+		}
+	}
+	return ledger.Plan{}, false
+}

@@ -1,0 +1,342 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/robfig/cron/v3"
+	"go.uber.org/zap"
+
+	"github.com/watchdogd/watchdogd/internal/config"
+	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/scan"
+)
+
+// shutdownGrace bounds how long SIGTERM waits for an in-flight cycle before
+// cancelling it (its unfinished actions stay pending or claimed and are
+// settled by the next run).
+const shutdownGrace = 5 * time.Second
+
+// daemon is `watchdogd run`: the schedule, HTTP, the lease and reloads
+// around the same Cycle that --once runs.
+type daemon struct {
+	opts   Options
+	log    *zap.Logger
+	level  zap.AtomicLevel
+	reg    *prometheus.Registry
+	m      *Metrics
+	holder string
+
+	// mu serialises cycles and reloads.
+	mu       sync.Mutex
+	cfg      atomic.Pointer[config.Config]
+	cycle    *Cycle
+	reader   *lazyReader
+	store    atomic.Pointer[ledger.Store]
+	storeURL string
+	lease    *leaseKeeper
+	work     context.Context
+	lastErr  string
+
+	status status
+	sched  *cron.Cron
+	entry  cron.EntryID
+	job    cron.Job
+}
+
+// status is what the HTTP side reads.
+type status struct {
+	mu       sync.RWMutex
+	report   *scan.Report
+	lastOK   time.Time
+	lastErr  string
+	failures int // consecutive failed cycles
+	interval time.Duration
+	leader   bool
+}
+
+func runDaemon(ctx context.Context, opts Options) error {
+	cfg, err := loadConfig(opts)
+	if err != nil {
+		return err
+	}
+	log, level, err := newLeveledLogger(cfg.Log, opts.Stderr)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = log.Sync() }()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	d := &daemon{opts: opts, log: log, level: level, reg: reg, m: NewMetrics(reg, opts.Version), holder: holder()}
+	d.m.ReloadSuccess.Set(1)
+	d.m.ReloadTimestamp.SetToCurrentTime()
+	if cfg.Slack == nil {
+		log.Warn("no slack: block in the config; Slack steps are written to the log instead")
+	}
+	if err := d.install(cfg); err != nil {
+		return err
+	}
+	srv, err := d.serveHTTP(cfg)
+	if err != nil {
+		return err
+	}
+	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWork()
+	d.work = work
+	if cfg.HA.Enabled {
+		go d.lease.Run(work)
+	} else {
+		d.m.Leader.Set(1)
+		d.status.setLeader(true)
+	}
+	d.job = cron.NewChain(cron.SkipIfStillRunning(cronLogger{log}), cron.Recover(cronLogger{log})).Then(cron.FuncJob(d.tick))
+	d.sched = cron.New(cron.WithLogger(cronLogger{log}))
+	if err := d.schedule(cfg.Schedule); err != nil {
+		return err
+	}
+	d.sched.Start()
+	go d.job.Run() // the first cycle runs at start
+	log.Info("watchdogd started", zap.String("version", opts.Version), zap.String("listen", cfg.HTTP.Listen),
+		zap.String("schedule", cfg.Schedule), zap.Bool("ha", cfg.HA.Enabled), zap.String("holder", d.holder))
+
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-hup:
+			d.reload()
+			continue
+		case <-ctx.Done():
+		}
+		break
+	}
+	return d.shutdown(srv, cancelWork)
+}
+
+// install builds the cycle for a config (at start and on reload).
+func (d *daemon) install(cfg *config.Config) error {
+	dbURL, err := databaseURL(d.opts, cfg)
+	if err != nil {
+		return err
+	}
+	sURL, err := stateURL(cfg)
+	if err != nil {
+		return err
+	}
+	c := &Cycle{Config: cfg, Log: d.log, Metrics: d.m, Now: time.Now, Holder: d.holder}
+	if err := c.connect(d.opts, cfg); err != nil {
+		return err
+	}
+	if d.reader == nil || d.reader.url != dbURL {
+		if d.reader != nil {
+			_ = d.reader.Close()
+		}
+		d.reader = &lazyReader{url: dbURL}
+	}
+	c.Reader = d.reader
+	if sURL != d.storeURL {
+		if old := d.store.Swap(nil); old != nil {
+			_ = old.Close()
+		}
+		d.storeURL = sURL
+	}
+	if cfg.HA.Enabled {
+		if d.lease == nil {
+			d.lease = &leaseKeeper{store: d.store.Load, holder: d.holder, log: d.log, onLeads: d.onLeads}
+		}
+		d.lease.ttl = cfg.HA.LeaseTTL
+		c.MayAct = d.lease.Held
+	}
+	d.cycle = c
+	d.cfg.Store(cfg)
+	return nil
+}
+
+func (d *daemon) onLeads(leads bool) {
+	v := 0.0
+	if leads {
+		v = 1
+	}
+	d.m.Leader.Set(v)
+	d.status.setLeader(leads)
+}
+
+// schedule (re)installs the cron entry.
+func (d *daemon) schedule(spec string) error {
+	sched, err := cron.ParseStandard(spec)
+	if err != nil {
+		return fmt.Errorf("schedule %q: %w", spec, err)
+	}
+	if d.entry != 0 {
+		d.sched.Remove(d.entry)
+	}
+	d.entry = d.sched.Schedule(sched, d.job)
+	next := sched.Next(time.Now())
+	d.status.mu.Lock()
+	d.status.interval = sched.Next(next).Sub(next)
+	d.status.mu.Unlock()
+	return nil
+}
+
+// tick is one scheduled cycle.
+func (d *daemon) tick() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	cfg := d.cfg.Load()
+	ctx, cancel := context.WithTimeout(d.work, cfg.CycleTimeout)
+	defer cancel()
+	if err := d.ensureStore(ctx); err != nil {
+		d.failed(err)
+		return
+	}
+	if d.lease != nil {
+		d.lease.Renew(ctx)
+		if !d.lease.Held() {
+			d.standby(ctx)
+			return
+		}
+	}
+	res, err := d.cycle.Run(ctx)
+	if err != nil {
+		d.failed(err)
+		return
+	}
+	d.succeeded(res.Report)
+}
+
+// standby scans without acting, so that a standby's readiness means its
+// scan works.
+func (d *daemon) standby(ctx context.Context) {
+	rep, _, err := d.cycle.scan(ctx, time.Now())
+	if err != nil {
+		d.failed(err)
+		return
+	}
+	d.succeeded(rep)
+}
+
+// ensureStore opens the ledger, retrying every cycle until it is reachable.
+func (d *daemon) ensureStore(ctx context.Context) error {
+	if st := d.store.Load(); st != nil {
+		d.cycle.Store = st
+		return nil
+	}
+	st, err := ledger.Open(ctx, d.storeURL)
+	if err != nil {
+		return err
+	}
+	d.store.Store(st)
+	d.cycle.Store = st
+	return nil
+}
+
+// failed records a failed cycle, logging once per change of error rather
+// than once per tick.
+func (d *daemon) failed(err error) {
+	msg := OneLine(err)
+	if msg != d.lastErr {
+		d.log.Error("cycle failed", zap.String("err", msg))
+		d.lastErr = msg
+	} else {
+		d.log.Debug("cycle failed again", zap.String("err", msg))
+	}
+	d.status.mu.Lock()
+	d.status.lastErr = msg
+	d.status.failures++
+	d.status.mu.Unlock()
+}
+
+func (d *daemon) succeeded(rep scan.Report) {
+	if d.lastErr != "" {
+		d.log.Info("cycle recovered", zap.String("after", d.lastErr))
+		d.lastErr = ""
+	}
+	d.status.mu.Lock()
+	d.status.report, d.status.lastOK, d.status.lastErr, d.status.failures = &rep, time.Now(), "", 0
+	d.status.mu.Unlock()
+}
+
+// reload reads the config file again. An invalid file keeps the running
+// config, with config_last_reload_successful 0 and one clear log line.
+func (d *daemon) reload() {
+	cfg, err := loadConfig(d.opts)
+	if err == nil {
+		d.mu.Lock() // after any in-flight cycle
+		if err = d.install(cfg); err == nil {
+			err = d.schedule(cfg.Schedule)
+		}
+		d.mu.Unlock()
+	}
+	if err != nil {
+		d.m.ReloadSuccess.Set(0)
+		d.log.Error("config reload failed; the previous configuration stays in effect", zap.String("err", OneLine(err)))
+		return
+	}
+	if err := d.level.UnmarshalText([]byte(cfg.Log.Level)); err != nil {
+		d.log.Warn("log.level", zap.Error(err))
+	}
+	d.m.ReloadSuccess.Set(1)
+	d.m.ReloadTimestamp.SetToCurrentTime()
+	d.log.Info("config reloaded", zap.String("file", cfg.File))
+}
+
+// shutdown stops scheduling, lets an in-flight cycle finish within
+// shutdownGrace, releases the lease and closes everything.
+func (d *daemon) shutdown(srv interface{ Shutdown(context.Context) error }, cancelWork context.CancelFunc) error {
+	d.log.Info("shutting down")
+	stopped := d.sched.Stop()
+	select {
+	case <-stopped.Done():
+	case <-time.After(shutdownGrace):
+		d.log.Warn("cycle still running after the grace period; cancelling it")
+		cancelWork()
+	}
+	d.mu.Lock() // the first cycle runs outside cron: wait for it too
+	defer d.mu.Unlock()
+	cancelWork()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if d.lease != nil {
+		d.lease.Release(ctx)
+	}
+	if err := srv.Shutdown(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		d.log.Warn("stop HTTP", zap.Error(err))
+	}
+	if d.reader != nil {
+		_ = d.reader.Close()
+	}
+	if st := d.store.Load(); st != nil {
+		_ = st.Close()
+	}
+	d.log.Info("stopped")
+	return nil
+}
+
+// cronLogger adapts zap to cron's logger.
+type cronLogger struct{ l *zap.Logger }
+
+func (c cronLogger) Info(msg string, kv ...any) {
+	if msg == "skip" {
+		c.l.Warn("previous cycle still running; skipping this tick")
+	}
+}
+
+func (c cronLogger) Error(err error, msg string, kv ...any) {
+	c.l.Error("cycle panicked; recovered", zap.String("msg", msg), zap.Error(err), zap.Any("detail", kv))
+}
+
+func (s *status) setLeader(v bool) {
+	s.mu.Lock()
+	s.leader = v
+	s.mu.Unlock()
+}

@@ -1,0 +1,108 @@
+package app
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/watchdogd/watchdogd/internal/ledger"
+)
+
+// leaseName is the one leader lease in a ledger.
+const leaseName = "leader"
+
+// leaseKeeper holds the leader lease, renewing it on its own timer every
+// ttl/3 so that a long cycle never loses it unnoticed. Leadership is judged
+// by the local clock conservatively: it ends ttl after the last renewal was
+// *sent*, never later than the database's expiry. Exactly-once never
+// depends on it — claims do — it only keeps standbys from working.
+type leaseKeeper struct {
+	store   func() *ledger.Store
+	holder  string
+	ttl     time.Duration
+	log     *zap.Logger
+	onLeads func(bool)
+
+	mu        sync.Mutex
+	heldUntil time.Time
+	last      ledger.Lease
+	leading   bool
+}
+
+// Held reports whether this replica may act now.
+func (k *leaseKeeper) Held() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return time.Now().Before(k.heldUntil)
+}
+
+// SeenCurrent reports whether some replica held a current lease at the
+// last read (a standby's readiness).
+func (k *leaseKeeper) SeenCurrent() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.last.Current()
+}
+
+// Renew takes or renews the lease once.
+func (k *leaseKeeper) Renew(ctx context.Context) {
+	st := k.store()
+	if st == nil {
+		return
+	}
+	sent := time.Now()
+	l, ok, err := st.AcquireLease(ctx, leaseName, k.holder, k.ttl)
+	k.mu.Lock()
+	if err != nil {
+		k.log.Warn("renew the leader lease", zap.Error(err))
+	} else {
+		k.last = l
+		if ok {
+			k.heldUntil = sent.Add(k.ttl)
+		} else {
+			k.heldUntil = time.Time{}
+		}
+	}
+	leads := time.Now().Before(k.heldUntil)
+	changed := leads != k.leading
+	k.leading = leads
+	k.mu.Unlock()
+	if changed {
+		if leads {
+			k.log.Info("became leader", zap.Int64("term", l.Term))
+		} else {
+			k.log.Warn("not leader", zap.String("holder", l.Holder))
+		}
+	}
+	if k.onLeads != nil {
+		k.onLeads(leads)
+	}
+}
+
+// Run renews every ttl/3 until ctx ends.
+func (k *leaseKeeper) Run(ctx context.Context) {
+	t := time.NewTicker(k.ttl / 3)
+	defer t.Stop()
+	for {
+		k.Renew(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Release gives the lease up (clean shutdown).
+func (k *leaseKeeper) Release(ctx context.Context) {
+	k.mu.Lock()
+	k.heldUntil = time.Time{}
+	k.mu.Unlock()
+	if st := k.store(); st != nil {
+		if err := st.ReleaseLease(ctx, leaseName, k.holder); err != nil {
+			k.log.Warn("release the leader lease", zap.Error(err))
+		}
+	}
+}

@@ -1,0 +1,201 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/watchdogd/watchdogd/internal/config"
+	"github.com/watchdogd/watchdogd/internal/kandevtime"
+	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/notify"
+	"github.com/watchdogd/watchdogd/internal/policy"
+	"github.com/watchdogd/watchdogd/internal/scan"
+)
+
+// The operator commands work on the ledger a running daemon uses: the tools
+// for the person paged at 3 a.m., like amtool.
+
+func openLedger(ctx context.Context, opts Options) (*config.Config, *ledger.Store, error) {
+	cfg, err := loadConfig(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	url, err := stateURL(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := ledger.Open(ctx, url)
+	return cfg, st, err
+}
+
+// parseMatch reads --match key=value pairs.
+func parseMatch(pairs []string) (config.Match, error) {
+	var m config.Match
+	for _, p := range pairs {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok || v == "" {
+			return m, usageError(fmt.Sprintf("--match %q: want key=value", p))
+		}
+		switch k {
+		case "workspace_id":
+			m.WorkspaceID = v
+		case "task_id":
+			m.TaskID = v
+		case "session_id":
+			m.SessionID = v
+		case "kind":
+			known := false
+			for _, kk := range scan.Kinds {
+				known = known || kk == v
+			}
+			if !known {
+				return m, usageError(fmt.Sprintf("--match kind=%s: unknown kind (known: %s)", v, strings.Join(scan.Kinds, ", ")))
+			}
+			m.Kind = v
+		default:
+			return m, usageError(fmt.Sprintf("--match %q: key must be workspace_id, task_id, session_id or kind", p))
+		}
+	}
+	if m == (config.Match{}) {
+		return m, usageError("silence add needs at least one --match key=value")
+	}
+	return m, nil
+}
+
+func runSilence(ctx context.Context, opts Options) error {
+	_, st, err := openLedger(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = st.Close() }()
+	now := opts.now()
+	switch opts.Sub {
+	case "add":
+		m, err := parseMatch(opts.Match)
+		if err != nil {
+			return err
+		}
+		if opts.For <= 0 {
+			return usageError("silence add needs --for (like 2h)")
+		}
+		s := ledger.Silence{ID: uuid.NewString()[:8], WorkspaceID: m.WorkspaceID, TaskID: m.TaskID, SessionID: m.SessionID, Kind: m.Kind,
+			Comment: opts.Comment, CreatedBy: opts.Author, CreatedAt: now, Until: now.Add(opts.For)}
+		if err := st.AddSilence(ctx, s); err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(opts.Stdout, s.ID)
+		return err
+	case "list":
+		all, err := st.Silences(ctx, now, opts.All)
+		if err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(opts.Stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tMATCH\tUNTIL\tSTATE\tCOMMENT")
+		for _, s := range all {
+			state := "active"
+			if !s.Active(now) {
+				state = "expired"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.ID, matchText(s), kandevtime.RFC3339(s.Until), state, s.Comment)
+		}
+		return tw.Flush()
+	case "expire":
+		ok, err := st.ExpireSilence(ctx, opts.ID, now)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("no active silence %q", opts.ID)
+		}
+		_, err = fmt.Fprintf(opts.Stdout, "expired %s\n", opts.ID)
+		return err
+	}
+	return usageError("silence: want add, list or expire")
+}
+
+func matchText(s ledger.Silence) string {
+	var parts []string
+	for _, kv := range [][2]string{{"workspace_id", s.WorkspaceID}, {"task_id", s.TaskID}, {"session_id", s.SessionID}, {"kind", s.Kind}} {
+		if kv[1] != "" {
+			parts = append(parts, kv[0]+"="+kv[1])
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+func runEpisodes(ctx context.Context, opts Options) error {
+	cfg, st, err := openLedger(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = st.Close() }()
+	now := opts.now()
+	switch opts.Sub {
+	case "list":
+		eps, err := st.Episodes(ctx, opts.Open, 500)
+		if err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(opts.Stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tKIND\tSESSION\tTASK\tAGE\tSTATE")
+		for _, e := range eps {
+			state := "open"
+			if !e.Open() {
+				state = "resolved: " + e.Resolution
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.Kind, e.SessionID, e.TaskTitle, scan.HumanAge(now.Sub(e.Since)), state)
+		}
+		return tw.Flush()
+	case "resolve":
+		var found bool
+		_, _, err := st.Decide(ctx, func(s ledger.State) (ledger.Plan, error) {
+			in := policy.Input{Now: now, Config: cfg, Slack: cfg.Slack != nil, Reason: func(ledger.Episode) string { return "resolved by hand" }}
+			p, ok := policy.ForceResolve(s, opts.ID, in)
+			found = ok
+			render(&p, s, scan.Report{}, cfg, now)
+			return p, nil
+		})
+		if err != nil {
+			return err
+		}
+		if !found {
+			return fmt.Errorf("no open episode %q", opts.ID)
+		}
+		_, err = fmt.Fprintf(opts.Stdout, "resolved %s; a running daemon edits its Slack message\n", opts.ID)
+		return err
+	}
+	return usageError("episodes: want list or resolve")
+}
+
+// runNotifyTest posts one test message through the configured route, to
+// prove the token and the channel.
+func runNotifyTest(ctx context.Context, opts Options) error {
+	cfg, err := loadConfig(opts)
+	if err != nil {
+		return err
+	}
+	if cfg.Slack == nil {
+		return fmt.Errorf("no slack: block in the config")
+	}
+	tok, err := secret(opts.Getenv, "WATCHDOGD_SLACK_TOKEN", cfg.Slack.TokenFile)
+	if err != nil {
+		return err
+	}
+	channel, _ := policy.Route(cfg.Slack, ledger.Episode{WorkspaceID: opts.Workspace})
+	if channel == "" {
+		return fmt.Errorf("no Slack route for workspace %q and no slack.default_channel", opts.Workspace)
+	}
+	s := notify.NewSlack(tok, cfg.Slack.APIURL, cfg.Slack.Timeout)
+	ts, err := s.Test(ctx, channel, fmt.Sprintf("watchdogd notify-test at %s: this channel receives watchdogd's alerts.", time.Now().UTC().Format(time.RFC3339)))
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(opts.Stdout, "posted to %s (ts %s)\n", channel, ts)
+	return err
+}

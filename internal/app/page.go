@@ -1,0 +1,77 @@
+package app
+
+import (
+	"html/template"
+	"net/http"
+	"time"
+
+	"github.com/watchdogd/watchdogd/internal/kandevtime"
+	"github.com/watchdogd/watchdogd/internal/scan"
+)
+
+// pageTemplate is the status page: rendered on the server, refreshing
+// itself, readable on a phone (rows become cards on narrow screens).
+var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
+	"age":       func(s int64) string { return scan.HumanAge(time.Duration(s) * time.Second) },
+	"kindWords": kindWords,
+}).Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="refresh" content="30">
+<title>watchdogd{{if .Episodes}} ({{len .Episodes}}){{end}}</title>
+<style>
+body{font:15px/1.4 system-ui,-apple-system,Segoe UI,sans-serif;margin:0;color:#1d1d1f;background:#f6f7f9}
+header{background:#20232a;color:#fff;padding:12px 16px}header h1{font-size:18px;margin:0}
+header p{margin:4px 0 0;color:#c9cdd4;font-size:13px}.bad{color:#ffb4a9}
+main{padding:12px 16px}table{border-collapse:collapse;width:100%;background:#fff;border-radius:8px;overflow:hidden}
+th,td{text-align:left;padding:8px 10px;border-bottom:1px solid #e6e8eb;vertical-align:top}th{font-size:12px;text-transform:uppercase;color:#667}
+td.age{font-variant-numeric:tabular-nums;white-space:nowrap;font-weight:600}.kind{white-space:nowrap}
+.muted{color:#889}.tag{display:inline-block;padding:1px 6px;border-radius:4px;background:#eef;font-size:12px}
+.silenced{background:#eee;color:#666}.empty{padding:32px;text-align:center;color:#667}
+a{color:#0b5cad}code{font-size:12px}
+@media (max-width:640px){thead{display:none}tr{display:block;border-bottom:8px solid #f6f7f9}
+td{display:block;border:0;padding:4px 12px}td::before{content:attr(data-label) ": ";color:#889;font-size:12px}}
+</style></head><body>
+<header><h1>watchdogd</h1>
+<p>{{len .Episodes}} open · {{.Sessions}} active sessions · last scan {{.LastScan}} · {{.Role}}{{if .LastError}} · <span class="bad">error: {{.LastError}}</span>{{end}}</p></header>
+<main>{{if .Episodes}}
+<table><thead><tr><th>Age</th><th>Kind</th><th>Task</th><th>Session</th><th>Last action</th><th>Silenced</th></tr></thead><tbody>
+{{range .Episodes}}<tr class="episode" data-kind="{{.Kind}}">
+<td class="age" data-label="Age">{{age .AgeSeconds}}</td>
+<td class="kind" data-label="Kind"><span class="tag">{{kindWords .Kind}}</span></td>
+<td data-label="Task"><a href="{{.Link}}">{{.TaskTitle}}</a></td>
+<td data-label="Session"><code>{{.SessionID}}</code></td>
+<td data-label="Last action">{{with .LastAction}}{{.Action}} {{.State}}{{if .Channel}} in {{.Channel}}{{end}} <span class="muted">{{.At}}</span>{{if .Error}}<br><span class="muted">{{.Error}}</span>{{end}}{{else}}<span class="muted">none yet</span>{{end}}</td>
+<td data-label="Silenced">{{if .Silenced}}<span class="tag silenced">silenced</span>{{else}}no{{end}}</td>
+</tr>{{end}}</tbody></table>
+{{else}}<p class="empty">Nothing open. Every active session looks healthy.</p>{{end}}</main>
+</body></html>
+`))
+
+func (d *daemon) page(w http.ResponseWriter, r *http.Request) {
+	eps, err := d.episodes(r.Context())
+	if err != nil {
+		http.Error(w, OneLine(err), http.StatusServiceUnavailable)
+		return
+	}
+	d.status.mu.RLock()
+	data := struct {
+		Episodes  []episodeView
+		Sessions  int
+		LastScan  string
+		LastError string
+		Role      string
+	}{Episodes: eps, LastScan: "never", LastError: d.status.lastErr, Role: "leader"}
+	if d.status.report != nil {
+		data.Sessions = len(d.status.report.Sessions)
+	}
+	if !d.status.lastOK.IsZero() {
+		data.LastScan = kandevtime.RFC3339(d.status.lastOK)
+	}
+	if !d.status.leader {
+		data.Role = "standby"
+	}
+	d.status.mu.RUnlock()
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_ = pageTemplate.Execute(w, data)
+}

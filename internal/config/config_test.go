@@ -1,0 +1,131 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+func noEnv(string) string { return "" }
+
+// TestBadConfigs: each testdata/bad-*.yaml has exactly one problem, and its
+// message is the line in testdata/bad.golden, exactly.
+func TestBadConfigs(t *testing.T) {
+	golden, err := os.ReadFile("testdata/bad.golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(string(golden)), "\n") {
+		file := l[:strings.Index(l, ":")]
+		want[file] = l
+	}
+	files, _ := filepath.Glob("testdata/bad-*.yaml")
+	if len(files) < 30 || len(files) != len(want) {
+		t.Fatalf("%d bad files, %d golden lines", len(files), len(want))
+	}
+	for _, f := range files {
+		_, err := Load(f, noEnv)
+		var p *Problems
+		if !errors.As(err, &p) {
+			t.Errorf("%s: %v, want problems", f, err)
+			continue
+		}
+		if got := p.Lines(); len(got) != 1 || got[0] != want[f] {
+			t.Errorf("%s:\n got %q\nwant %q", f, got, want[f])
+		}
+	}
+}
+
+// TestAllProblemsAtOnce: every problem of a file is reported, in line order.
+func TestAllProblemsAtOnce(t *testing.T) {
+	text := "schedule: nope\nthresholds:\n  stall_after: soon\nlog:\n  level: loud\nextra: 1\n"
+	_, err := Parse("c.yaml", []byte(text), noEnv)
+	var p *Problems
+	if !errors.As(err, &p) || len(p.Items) != 4 {
+		t.Fatalf("%v", err)
+	}
+	var lines []int
+	for _, it := range p.Items {
+		lines = append(lines, it.Line)
+	}
+	if !sort.IntsAreSorted(lines) {
+		t.Errorf("problems not in line order: %v", lines)
+	}
+}
+
+// TestDefaults: an empty file is the documented defaults.
+func TestDefaults(t *testing.T) {
+	c, err := Parse("empty.yaml", nil, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := map[string][2]any{
+		"schedule":       {c.Schedule, "@every 1m"},
+		"scan_timeout":   {c.Database.ScanTimeout, 30 * time.Second},
+		"cycle_timeout":  {c.CycleTimeout, 2 * time.Minute},
+		"base_url":       {c.Kandev.BaseURL, "http://localhost:38429"},
+		"rule":           {c.Kandev.CurrentTurnRule, "pre_spec"},
+		"stall_after":    {c.Thresholds.StallAfter, 15 * time.Minute},
+		"never_started":  {c.Thresholds.NeverStartedAfter, 10 * time.Minute},
+		"interrupted":    {c.Thresholds.InterruptedAfter, 10 * time.Minute},
+		"state.url":      {c.State.URL, "sqlite://watchdogd-state.db"},
+		"claim_ttl":      {c.State.ClaimTTL, 2 * time.Minute},
+		"retention":      {c.State.Retention, 720 * time.Hour},
+		"lease_ttl":      {c.HA.LeaseTTL, 30 * time.Second},
+		"listen":         {c.HTTP.Listen, "127.0.0.1:9464"},
+		"ui":             {c.UIEnabled(), true},
+		"log.level":      {c.Log.Level, "info"},
+		"slack":          {c.Slack == nil, true},
+		"policy kinds":   {len(c.Policy), 7},
+		"stalled steps":  {len(c.Policy["stalled_turn"].Steps), 2},
+		"clarif. repeat": {c.Policy["unanswered_clarification"].RepeatEvery, time.Hour},
+		"open turns":     {c.Policy["multiple_open_turns"].Steps[0].Action, ActionLog},
+	}
+	for name, v := range checks {
+		if !reflect.DeepEqual(v[0], v[1]) {
+			t.Errorf("%s = %v, want %v", name, v[0], v[1])
+		}
+	}
+	// Slack defaults apply per block.
+	c, err = Parse("s.yaml", []byte("slack:\n  default_channel: C1\n"), func(string) string { return "xoxb" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Slack.Timeout != 10*time.Second || c.Slack.MaxMessagesPerCycle != 20 || c.Slack.APIURL != "https://slack.com/api/" {
+		t.Errorf("slack defaults %+v", c.Slack)
+	}
+}
+
+// TestShippedConfigs: the documented example and the demo config load.
+func TestShippedConfigs(t *testing.T) {
+	env := func(k string) string {
+		if k == "WATCHDOGD_SLACK_TOKEN" {
+			return "xoxb-example"
+		}
+		return ""
+	}
+	for _, f := range []string{"../../config/watchdogd.yaml", "../../config/demo.yaml"} {
+		if _, err := Load(f, env); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+// TestSecretPrintsRedacted: a Secret never prints its value.
+func TestSecretPrintsRedacted(t *testing.T) {
+	s := Secret("xoxb-very-secret")
+	for _, out := range []string{s.String(), s.GoString()} {
+		if strings.Contains(out, "very-secret") {
+			t.Fatalf("secret printed: %s", out)
+		}
+	}
+	if b, _ := s.MarshalJSON(); strings.Contains(string(b), "very-secret") {
+		t.Fatal("secret in JSON")
+	}
+}
