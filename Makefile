@@ -7,10 +7,16 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -s -w -X main.version=$(VERSION)
 FUZZTIME  ?= 10s
 GOLANGCI_LINT_VERSION := v2.15.0
+HELM_VERSION          := v3.22.0
+KUBECONFORM_VERSION   := v0.7.0
+# Schemas for the chart come from these modules' sources, offline.
+K8S_VERSION           := v1.34.4
+PROMETHEUS_OPERATOR_VERSION := v0.85.0
+SCHEMAS   := $(CURDIR)/.cache/schemas/$(K8S_VERSION)
 
 export GOTOOLCHAIN := local
 
-.PHONY: all build test test-unit fuzz lint demo clean
+.PHONY: all build test test-unit fuzz lint demo chart clean
 
 all: build
 
@@ -19,7 +25,7 @@ build:
 
 ## test: everything CI runs — unit and integration tests against real SQLite
 ## and PostgreSQL, then the differential fuzzers for a short while.
-test: test-unit fuzz
+test: test-unit fuzz chart
 
 test-unit:
 	$(GO) test -count=1 -timeout 20m ./...
@@ -38,5 +44,21 @@ lint: $(BIN)/golangci-lint
 $(BIN)/golangci-lint:
 	GOBIN=$(BIN) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 
+## chart: helm lint, helm template (default, sidecar and the other ci/
+## values), kubeconform against schemas generated offline, the rendered
+## config through check-config, and values.schema.json's refusals.
+chart: build $(BIN)/helm $(BIN)/kubeconform $(SCHEMAS)/.done
+	hack/chart-check.sh $(BIN)/helm $(BIN)/kubeconform $(SCHEMAS) $(BIN)/watchdogd
+
+$(BIN)/helm:
+	GOBIN=$(BIN) $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+
+$(BIN)/kubeconform:
+	GOBIN=$(BIN) $(GO) install github.com/yannh/kubeconform/cmd/kubeconform@$(KUBECONFORM_VERSION)
+
+$(SCHEMAS)/.done:
+	$(GO) run ./hack/schemagen -k8s $(K8S_VERSION) -prometheus-operator $(PROMETHEUS_OPERATOR_VERSION) -out $(SCHEMAS)
+	touch $@
+
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) .cache

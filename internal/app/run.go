@@ -183,6 +183,16 @@ func runOnce(ctx context.Context, opts Options) error {
 	if opts.DryRun {
 		return c.DryRun(cctx, opts.Stdout)
 	}
+	if cfg.HA.Enabled {
+		k := &leaseKeeper{store: func() *ledger.Store { return d.store }, holder: c.Holder, ttl: cfg.HA.LeaseTTL, log: log}
+		k.Renew(cctx)
+		if !k.Held() {
+			log.Info("another replica holds the leader lease; skipping this run")
+			return nil
+		}
+		defer k.Release(context.WithoutCancel(ctx))
+		c.MayAct = k.Held
+	}
 	res, err := c.Run(cctx)
 	if err != nil {
 		return err

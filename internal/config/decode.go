@@ -59,9 +59,9 @@ type decoder struct {
 	problems []Problem
 	// failed holds paths that could not be decoded: validation says
 	// nothing more about them (one problem, not a cascade).
-	failed   map[string]bool
-	lines    map[string]int // field path → line, for validation messages
-	getenv   func(string) string
+	failed map[string]bool
+	lines  map[string]int // field path → line, for validation messages
+	getenv func(string) string
 }
 
 func (d *decoder) envSet(name string) bool { return d.getenv != nil && d.getenv(name) != "" }

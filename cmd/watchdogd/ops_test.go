@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/watchdogd/watchdogd/internal/kandevtest"
+)
+
+// TestCheckConfigGolden: check-config prints each golden bad file's exact
+// file:line: field: problem and exits 1; the shipped configs pass.
+func TestCheckConfigGolden(t *testing.T) {
+	golden, err := os.ReadFile("../../internal/config/testdata/bad.golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := "../../internal/config"
+	for _, line := range strings.Split(strings.TrimSpace(string(golden)), "\n") {
+		file := line[:strings.Index(line, ":")]
+		r := watchdogd(t, []string{"WATCHDOGD_SLACK_TOKEN="}, "check-config", filepath.Join(dir, file))
+		want := "FAILED: " + dir + "/" + line
+		if r.code != 1 || strings.TrimSpace(r.stdout) != want {
+			t.Errorf("check-config %s: exit %d\n got %q\nwant %q", file, r.code, strings.TrimSpace(r.stdout), want)
+		}
+	}
+	r := watchdogd(t, []string{"WATCHDOGD_SLACK_TOKEN="}, "check-config", "../../config/watchdogd.yaml", "../../config/demo.yaml")
+	if r.code != 0 || strings.Count(r.stdout, "SUCCESS: ") != 2 {
+		t.Fatalf("shipped configs: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// Several files: each reported, exit 1 on any failure.
+	r = watchdogd(t, nil, "check-config", "../../config/demo.yaml", filepath.Join(dir, "testdata/bad-rule.yaml"))
+	if r.code != 1 || !strings.HasPrefix(r.stdout, "SUCCESS: ../../config/demo.yaml\nFAILED: ") {
+		t.Fatalf("mixed files: exit %d\n%s", r.code, r.stdout)
+	}
+}
+
+// TestSilenceOnRunningDaemon: `silence add` on a running daemon's ledger
+// defers the matching Slack step; `silence expire` releases it; and
+// notify-test reaches Slack.
+func TestSilenceOnRunningDaemon(t *testing.T) {
+	b := kandevtest.NewBuilder(time.Now())
+	s := b.Session("sess-a", "Task A", "ws-web", "RUNNING", time.Hour, "")
+	s.Turn("turn-a", 40*time.Minute, -1, "").Agent("tool_call", 30*time.Minute)
+	extra, base := daemonConfig(t, "")
+	e := newEnv(t, b.DS, "sqlite", extra)
+	r := watchdogd(t, e.environ(), "silence", "add", "--config", e.cfg, "--match", "session_id=sess-a", "--for", "2h", "--comment", "deploy in progress")
+	id := strings.TrimSpace(r.stdout)
+	if r.code != 0 || len(id) != 8 {
+		t.Fatalf("silence add: %d %q %s", r.code, r.stdout, r.stderr)
+	}
+	d := e.startDaemon(base)
+	waitFor(t, 20*time.Second, "deferred", func() bool {
+		return d.metric(t, `watchdogd_actions_total{action="slack",result="deferred"}`) >= 2
+	})
+	if n := len(e.slack.Messages()); n != 0 {
+		t.Fatalf("%d posts while silenced", n)
+	}
+	_, page := d.get("/")
+	if !strings.Contains(page, "silenced") {
+		t.Error("the status page does not show the silence")
+	}
+	r = watchdogd(t, e.environ(), "silence", "list", "--config", e.cfg)
+	if !regexp.MustCompile(id + `\s+session_id=sess-a\s+\S+\s+active\s+deploy in progress`).MatchString(r.stdout) {
+		t.Fatalf("silence list:\n%s", r.stdout)
+	}
+	if r := watchdogd(t, e.environ(), "silence", "expire", "--config", e.cfg, id); r.code != 0 {
+		t.Fatalf("expire: %s", r.stderr)
+	}
+	waitFor(t, 10*time.Second, "the released post", func() bool { return len(e.slack.Messages()) == 1 })
+	if r := watchdogd(t, e.environ(), "silence", "expire", "--config", e.cfg, id); r.code != 1 {
+		t.Fatal("expiring twice succeeded")
+	}
+	r = watchdogd(t, e.environ(), "notify-test", "--config", e.cfg, "--workspace", "ws-ops")
+	if r.code != 0 || !strings.Contains(r.stdout, "posted to C-ops") {
+		t.Fatalf("notify-test: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	msgs := e.slack.Messages()
+	if last := msgs[len(msgs)-1]; last.Channel != "C-ops" || !strings.Contains(last.Text, "notify-test") {
+		t.Fatalf("notify-test message %+v", last)
+	}
+}
+
+// TestEpisodesCommands: list shows episodes; resolve closes one by hand and
+// the daemon edits its Slack message.
+func TestEpisodesCommands(t *testing.T) {
+	b := kandevtest.NewBuilder(time.Now())
+	s := b.Session("sess-a", "Task A", "ws-web", "RUNNING", time.Hour, "")
+	s.Turn("turn-a", 40*time.Minute, -1, "").Agent("tool_call", 30*time.Minute)
+	e := newEnv(t, b.DS, "sqlite", "")
+	e.once()
+	r := watchdogd(t, e.environ(), "episodes", "list", "--open", "--config", e.cfg)
+	m := regexp.MustCompile(`(?m)^([0-9a-f-]{36})\s+stalled_turn\s+sess-a\s+Task A\s+30m\s+open$`).FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("episodes list:\n%s", r.stdout)
+	}
+	if r := watchdogd(t, e.environ(), "episodes", "resolve", "--config", e.cfg, m[1]); r.code != 0 {
+		t.Fatalf("resolve: %s", r.stderr)
+	}
+	e.once() // a cycle delivers the edit (and the stall, still there, opens anew)
+	msgs := e.slack.Messages()
+	if msgs[0].Edits != 1 || !strings.Contains(msgs[0].Text, "resolved by hand") {
+		t.Fatalf("first message %+v", msgs[0])
+	}
+	r = watchdogd(t, e.environ(), "episodes", "list", "--config", e.cfg)
+	if !strings.Contains(r.stdout, "resolved: resolved by hand") {
+		t.Fatalf("episodes list:\n%s", r.stdout)
+	}
+}
+
+// TestHA: two replicas on one PostgreSQL ledger with ha.enabled: one leads;
+// kill it and the other leads within two lease periods; they never lead at
+// the same time.
+func TestHA(t *testing.T) {
+	ledgerURL, err := pg.NewDatabase(context.Background(), "ha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ttl := 3 * time.Second
+	extraA, baseA := daemonConfig(t, "ha:\n  enabled: true\n  lease_ttl: 3s\n")
+	e := newEnv(t, world(time.Now()), ledgerURL, extraA)
+	cfgA := e.cfg
+	a := e.startDaemon(baseA)
+	extraB, baseB := daemonConfig(t, "ha:\n  enabled: true\n  lease_ttl: 3s\n")
+	e.vars["extra"] = extraB
+	e.cfg = filepath.Join(e.dir, "b.yaml")
+	writeConfigText(t, e, baseConfig)
+	b := e.startDaemon(baseB)
+	e.cfg = cfgA
+	leaders := func() (int, int) {
+		return int(a.metric(t, "watchdogd_leader")), int(b.metric(t, "watchdogd_leader"))
+	}
+	var leader, standby *daemonProc
+	waitFor(t, 20*time.Second, "one leader", func() bool {
+		la, lb := leaders()
+		switch {
+		case la == 1 && lb == 0:
+			leader, standby = a, b
+		case lb == 1 && la == 0:
+			leader, standby = b, a
+		default:
+			return false
+		}
+		return true
+	})
+	// Sample both replicas' leader gauge all along: never both at 1.
+	stop := make(chan struct{})
+	both := make(chan string, 1)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			if la, lb := leaders(); la == 1 && lb == 1 {
+				select {
+				case both <- time.Now().Format(time.RFC3339Nano):
+				default:
+				}
+			}
+		}
+	}()
+	defer close(stop)
+	waitFor(t, 20*time.Second, "posts", func() bool { return len(e.slack.Messages()) == 8 })
+	// Both probes: the leader is ready, and so is a standby that sees the
+	// lease and can scan.
+	waitFor(t, 10*time.Second, "standby ready", func() bool { code, _ := standby.get("/readyz"); return code == 200 })
+	if _, body := standby.get("/readyz"); !strings.Contains(body, "standby") {
+		t.Fatalf("standby readyz: %s", body)
+	}
+	killed := time.Now()
+	_ = leader.cmd.Process.Signal(syscall.SIGKILL)
+	waitFor(t, 2*ttl+2*time.Second, "the standby to lead", func() bool { return standby.metric(t, "watchdogd_leader") == 1 })
+	took := time.Since(killed)
+	if took > 2*ttl {
+		t.Fatalf("the standby took %s to lead (lease_ttl %s)", took, ttl)
+	}
+	// Leadership intervals from the logs never overlap: the dead leader's
+	// ended when it was killed, and the new one's began after its lease
+	// lapsed.
+	if n := len(logLines(standby.out.String(), "became leader")); n != 1 {
+		t.Fatalf("standby became leader %d times", n)
+	}
+	if took < time.Second {
+		t.Fatalf("the standby led %s after the kill: before the old lease could lapse", took)
+	}
+	time.Sleep(time.Second)
+	select {
+	case at := <-both:
+		t.Fatalf("both replicas reported leading at %s", at)
+	default:
+	}
+	if posts := e.exactlyOnce(); posts != 8 {
+		t.Fatalf("%d posts across the failover", posts)
+	}
+	t.Logf("failover in %s", took.Round(10*time.Millisecond))
+}
+
+// TestOnceSkipsWithoutLease: with ha.enabled, a --once that cannot get the
+// lease skips and exits 0.
+func TestOnceSkipsWithoutLease(t *testing.T) {
+	ledgerURL, err := pg.NewDatabase(context.Background(), "ha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra, base := daemonConfig(t, "ha:\n  enabled: true\n  lease_ttl: 30s\n")
+	e := newEnv(t, world(time.Now()), ledgerURL, extra)
+	d := e.startDaemon(base)
+	waitFor(t, 20*time.Second, "a leader", func() bool { return d.metric(t, "watchdogd_leader") == 1 })
+	r := e.once()
+	if len(logLines(r.stderr, "another replica holds the leader lease")) != 1 {
+		t.Fatalf("--once did not skip:\n%s", r.stderr)
+	}
+}

@@ -1,0 +1,134 @@
+{{/* Names and labels. */}}
+{{- define "watchdogd.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "watchdogd.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "watchdogd.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{ include "watchdogd.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{- define "watchdogd.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "watchdogd.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "watchdogd.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "watchdogd.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "watchdogd.secretName" -}}
+{{- default (include "watchdogd.fullname" .) .Values.secrets.existingSecret -}}
+{{- end -}}
+
+{{- define "watchdogd.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+
+{{/*
+The config file: the user's config with the keys the chart owns set, so
+that secrets come from mounted files and never sit in the ConfigMap.
+*/}}
+{{- define "watchdogd.config" -}}
+{{- $c := deepCopy (default dict .Values.config) -}}
+{{- $secrets := "/etc/watchdogd/secrets" -}}
+{{- $db := default dict (get $c "database") -}}
+{{- $state := default dict (get $c "state") -}}
+{{- if eq .Values.mode "sidecar" -}}
+{{- $_ := set $db "url" (printf "sqlite://%s/data/kandev.db" .Values.sidecar.dataPath) -}}
+{{- $_ := set $state "url" (printf "sqlite://%s/watchdogd/state.db" .Values.sidecar.dataPath) -}}
+{{- else -}}
+{{- $_ := set $db "url_file" (printf "%s/database-url" $secrets) -}}
+{{- if eq .Values.ledger.type "postgres" -}}
+{{- $_ := set $state "url_file" (printf "%s/state-url" $secrets) -}}
+{{- else -}}
+{{- $_ := set $state "url" "sqlite:///var/lib/watchdogd/state.db" -}}
+{{- end -}}
+{{- end -}}
+{{- $_ := set $c "database" $db -}}
+{{- $_ := set $c "state" $state -}}
+{{- if or .Values.secrets.kandevToken .Values.secrets.existingSecret -}}
+{{- $k := default dict (get $c "kandev") -}}
+{{- $_ := set $k "token_file" (printf "%s/kandev-token" $secrets) -}}
+{{- $_ := set $c "kandev" $k -}}
+{{- end -}}
+{{- if hasKey $c "slack" -}}
+{{- $s := default dict (get $c "slack") -}}
+{{- $_ := set $s "token_file" (printf "%s/slack-token" $secrets) -}}
+{{- $_ := set $c "slack" $s -}}
+{{- end -}}
+{{- $h := default dict (get $c "http") -}}
+{{- $_ := set $h "listen" (printf "0.0.0.0:%d" (int .Values.service.port)) -}}
+{{- $_ := set $c "http" $h -}}
+{{- toYaml $c -}}
+{{- end -}}
+
+{{/* The watchdogd container, shared by both modes. */}}
+{{- define "watchdogd.container" -}}
+name: watchdogd
+image: {{ include "watchdogd.image" . }}
+imagePullPolicy: {{ .Values.image.pullPolicy }}
+args: [run, --config, /etc/watchdogd/config/watchdogd.yaml]
+ports:
+  - name: http
+    containerPort: {{ .Values.service.port }}
+    protocol: TCP
+securityContext:
+  {{- toYaml .Values.securityContext | nindent 2 }}
+resources:
+  {{- toYaml .Values.resources | nindent 2 }}
+{{- end -}}
+
+{{- define "watchdogd.probe" -}}
+httpGet:
+  path: {{ .path }}
+  port: http
+  scheme: {{ .root.Values.probes.scheme }}
+  {{- with .root.Values.probes.httpHeaders }}
+  httpHeaders:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+{{- end -}}
+
+{{- define "watchdogd.configVolumes" -}}
+- name: config
+  configMap:
+    name: {{ include "watchdogd.fullname" . }}
+- name: secrets
+  secret:
+    secretName: {{ include "watchdogd.secretName" . }}
+    defaultMode: 0400
+- name: tmp
+  emptyDir:
+    sizeLimit: 64Mi
+{{- end -}}
+
+{{- define "watchdogd.configMounts" -}}
+- name: config
+  mountPath: /etc/watchdogd/config
+  readOnly: true
+- name: secrets
+  mountPath: /etc/watchdogd/secrets
+  readOnly: true
+- name: tmp
+  mountPath: /tmp
+{{- end -}}
