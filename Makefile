@@ -16,7 +16,7 @@ SCHEMAS   := $(CURDIR)/.cache/schemas/$(K8S_VERSION)
 
 export GOTOOLCHAIN := local
 
-.PHONY: all build test test-unit fuzz lint demo chart clean
+.PHONY: all build test test-unit fuzz lint demo chart bench bench-quick clean
 
 all: build
 
@@ -43,6 +43,15 @@ lint: $(BIN)/golangci-lint
 
 $(BIN)/golangci-lint:
 	GOBIN=$(BIN) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+
+## bench: the scan against the floor and a naive per-session watchdog, on
+## SQLite and PostgreSQL, small, medium and large (see docs/benchmarks.md).
+bench: build
+	$(GO) run ./cmd/watchdogd-bench -sizes small,medium,large -explain .cache/explain.md
+
+## bench-quick: the small size only, under a minute.
+bench-quick: build
+	$(GO) run ./cmd/watchdogd-bench -sizes small -runs 5
 
 ## chart: helm lint, helm template (default, sidecar and the other ci/
 ## values), kubeconform against schemas generated offline, the rendered

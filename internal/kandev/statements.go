@@ -138,3 +138,10 @@ FROM task_session_messages m
 WHERE m.turn_id = ANY ($1)
   AND ((m.author_type = 'agent' AND m.type IN ('status', 'script_execution')) OR m.type IN ('clarification_request', 'permission_request'))`
 }
+
+// Statements returns the snapshot's statements for a dialect, for EXPLAIN
+// in benchmarks and docs: the sessions statement and the current-turn
+// messages statement (which takes the current turn ids as its parameter).
+func Statements(d authority.Dialect, hasQueued bool) (sessions, messages string) {
+	return sessionsQuery(d, hasQueued, false), messagesQuery(d)
+}

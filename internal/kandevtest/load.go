@@ -17,6 +17,9 @@ type Options struct {
 	// WithoutQueuedTable leaves queued_messages out, as in old kandev
 	// databases.
 	WithoutQueuedTable bool
+	// DeferIndexes leaves kandev's secondary indexes to CreateIndexes, for
+	// bulk loads.
+	DeferIndexes bool
 }
 
 // SQLite is a kandev-shaped SQLite file opened read-write.
@@ -36,6 +39,9 @@ func CreateSQLite(path string, opts Options) (*SQLite, error) {
 	if !opts.WithoutQueuedTable {
 		schema += sqliteQueuedSchema
 	}
+	if !opts.DeferIndexes {
+		schema += indexes
+	}
 	if _, err := db.Exec(schema); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("create kandev schema in %s: %w", path, err)
@@ -45,6 +51,12 @@ func CreateSQLite(path string, opts Options) (*SQLite, error) {
 
 // URL is the database URL watchdogd takes for this file.
 func (s *SQLite) URL() string { return "sqlite://" + s.Path }
+
+// CreateIndexes builds kandev's indexes after a DeferIndexes load.
+func (s *SQLite) CreateIndexes(ctx context.Context) error {
+	_, err := s.db.ExecContext(ctx, indexes)
+	return err
+}
 
 // DB is the read-write handle, for tests that change rows.
 func (s *SQLite) DB() *sql.DB { return s.db }
@@ -94,6 +106,9 @@ func CreatePostgres(ctx context.Context, dsn string, opts Options) (*Postgres, e
 	if !opts.WithoutQueuedTable {
 		schema += postgresQueuedSchema
 	}
+	if !opts.DeferIndexes {
+		schema += indexes
+	}
 	if _, err := conn.Exec(ctx, schema); err != nil {
 		_ = conn.Close(ctx)
 		return nil, fmt.Errorf("create kandev schema: %w", err)
@@ -103,6 +118,22 @@ func CreatePostgres(ctx context.Context, dsn string, opts Options) (*Postgres, e
 
 // URL is the database URL watchdogd takes for this database.
 func (p *Postgres) URL() string { return p.DSN }
+
+// CreateIndexes builds kandev's indexes after a DeferIndexes load, and
+// gathers statistics as autovacuum would.
+func (p *Postgres) CreateIndexes(ctx context.Context) error {
+	if _, err := p.conn.Exec(ctx, indexes); err != nil {
+		return err
+	}
+	_, err := p.conn.Exec(ctx, "ANALYZE")
+	return err
+}
+
+// Analyze gathers statistics after more rows (autovacuum's job).
+func (p *Postgres) Analyze(ctx context.Context) error {
+	_, err := p.conn.Exec(ctx, "ANALYZE")
+	return err
+}
 
 // Conn is the read-write connection, for tests that change rows.
 func (p *Postgres) Conn() *pgx.Conn { return p.conn }
@@ -224,4 +255,14 @@ func or(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// OpenSQLite opens an existing kandev-shaped file read-write.
+func OpenSQLite(path string) (*SQLite, error) {
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=synchronous(OFF)")
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	return &SQLite{Path: path, db: db}, nil
 }

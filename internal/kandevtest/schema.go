@@ -14,20 +14,24 @@ CREATE TABLE task_sessions (
   id TEXT PRIMARY KEY, task_id TEXT NOT NULL, state TEXT NOT NULL, name TEXT,
   is_primary INTEGER NOT NULL DEFAULT 0, metadata TEXT DEFAULT '{}', error_message TEXT,
   started_at TIMESTAMP, completed_at TIMESTAMP, updated_at TIMESTAMP);
-CREATE INDEX idx_task_sessions_state ON task_sessions(state);
-CREATE INDEX idx_task_sessions_task_id ON task_sessions(task_id);
 CREATE TABLE task_session_turns (
   id TEXT PRIMARY KEY, task_session_id TEXT NOT NULL, task_id TEXT NOT NULL,
   started_at TIMESTAMP NOT NULL, completed_at TIMESTAMP, metadata TEXT DEFAULT '{}',
   created_at TIMESTAMP, updated_at TIMESTAMP);
-CREATE INDEX idx_turns_session ON task_session_turns(task_session_id);
-CREATE INDEX idx_turns_session_started ON task_session_turns(task_session_id, started_at);
-CREATE INDEX idx_turns_task ON task_session_turns(task_id);
 CREATE TABLE task_session_messages (
   id TEXT PRIMARY KEY, task_session_id TEXT NOT NULL, task_id TEXT, turn_id TEXT,
   author_type TEXT NOT NULL DEFAULT 'agent', type TEXT NOT NULL DEFAULT 'message', content TEXT,
   requests_input INTEGER NOT NULL DEFAULT 0, metadata TEXT DEFAULT '{}',
   created_at TIMESTAMP, updated_at TIMESTAMP);
+`
+
+// indexes are kandev's secondary indexes, the same on both dialects.
+const indexes = `
+CREATE INDEX idx_task_sessions_state ON task_sessions(state);
+CREATE INDEX idx_task_sessions_task_id ON task_sessions(task_id);
+CREATE INDEX idx_turns_session ON task_session_turns(task_session_id);
+CREATE INDEX idx_turns_session_started ON task_session_turns(task_session_id, started_at);
+CREATE INDEX idx_turns_task ON task_session_turns(task_id);
 CREATE INDEX idx_messages_session ON task_session_messages(task_session_id);
 CREATE INDEX idx_messages_turn ON task_session_messages(turn_id);
 CREATE INDEX idx_messages_session_created ON task_session_messages(task_session_id, created_at);
@@ -50,24 +54,15 @@ CREATE TABLE task_sessions (
   id TEXT PRIMARY KEY, task_id TEXT NOT NULL, state TEXT NOT NULL, name TEXT,
   is_primary INTEGER NOT NULL DEFAULT 0, metadata TEXT DEFAULT '{}', error_message TEXT,
   started_at TIMESTAMP, completed_at TIMESTAMP, updated_at TIMESTAMP);
-CREATE INDEX idx_task_sessions_state ON task_sessions(state);
-CREATE INDEX idx_task_sessions_task_id ON task_sessions(task_id);
 CREATE TABLE task_session_turns (
   id TEXT PRIMARY KEY, task_session_id TEXT NOT NULL, task_id TEXT NOT NULL,
   started_at TIMESTAMP NOT NULL, completed_at TIMESTAMP, metadata TEXT DEFAULT '{}',
   created_at TIMESTAMP, updated_at TIMESTAMP);
-CREATE INDEX idx_turns_session ON task_session_turns(task_session_id);
-CREATE INDEX idx_turns_session_started ON task_session_turns(task_session_id, started_at);
-CREATE INDEX idx_turns_task ON task_session_turns(task_id);
 CREATE TABLE task_session_messages (
   id TEXT PRIMARY KEY, task_session_id TEXT NOT NULL, task_id TEXT, turn_id TEXT,
   author_type TEXT NOT NULL DEFAULT 'agent', type TEXT NOT NULL DEFAULT 'message', content TEXT,
   requests_input INTEGER NOT NULL DEFAULT 0, metadata TEXT DEFAULT '{}',
   created_at TIMESTAMP, updated_at TIMESTAMP);
-CREATE INDEX idx_messages_session ON task_session_messages(task_session_id);
-CREATE INDEX idx_messages_turn ON task_session_messages(turn_id);
-CREATE INDEX idx_messages_session_created ON task_session_messages(task_session_id, created_at);
-CREATE INDEX idx_messages_session_updated ON task_session_messages(task_session_id, updated_at);
 `
 
 const postgresQueuedSchema = `

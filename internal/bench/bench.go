@@ -1,0 +1,160 @@
+// Package bench measures watchdogd's scan at scale, side by side with the
+// least any scan must read (the floor) and with a hand-written per-session
+// watchdog (the naive loop), on SQLite and on PostgreSQL over loopback TCP.
+package bench
+
+import (
+	"context"
+	"database/sql"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/watchdogd/watchdogd/internal/kandev"
+	"github.com/watchdogd/watchdogd/internal/scan"
+)
+
+// Size is one dataset size.
+type Size struct {
+	Name            string
+	Sessions        int
+	Active          float64
+	TurnsPerSession int
+	MessagesPerTurn int
+}
+
+// Sizes are the issue's three: small, medium, large.
+var Sizes = []Size{
+	{"small", 1000, 0.2, 20, 5},
+	{"medium", 10000, 0.2, 20, 5},
+	{"large", 100000, 0.1, 10, 5},
+}
+
+// Result is one dialect × size row.
+type Result struct {
+	Dialect, Size                    string
+	Sessions, Active, Turns, Messages int
+	Scan, Floor, Naive, ScanHistory2 time.Duration
+	NaiveQueries                     int
+	RSSMiB                           float64
+}
+
+// median runs f runs times after one warm-up and returns the median.
+func median(runs int, f func() error) (time.Duration, error) {
+	if err := f(); err != nil {
+		return 0, err
+	}
+	var ds []time.Duration
+	for i := 0; i < runs; i++ {
+		start := time.Now()
+		if err := f(); err != nil {
+			return 0, err
+		}
+		ds = append(ds, time.Since(start))
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return ds[len(ds)/2], nil
+}
+
+// scanOnce is watchdogd's real code path: the snapshot and the findings.
+func scanOnce(ctx context.Context, r *kandev.Reader) (int, error) {
+	snap, err := r.Snapshot(ctx)
+	if err != nil {
+		return 0, err
+	}
+	rep := scan.Findings(snap, scan.Options{Thresholds: scan.DefaultThresholds(), KandevRule: scan.RulePreSpec, BaseURL: "http://kandev"}, time.Now())
+	return len(rep.Sessions), nil
+}
+
+const active = `('CREATED', 'STARTING', 'RUNNING', 'IDLE', 'WAITING_FOR_INPUT')`
+
+// floorQuery starts from the active sessions and reads each one's newest
+// turn (an index probe on (task_session_id, started_at)) and the newest
+// update among that turn's messages: the least any scan must read.
+func floorQuery(pg bool) string {
+	if pg {
+		return `SELECT s.id, t.id, (SELECT MAX(m.updated_at) FROM task_session_messages m WHERE m.turn_id = t.id)
+FROM task_sessions s LEFT JOIN LATERAL (SELECT tt.id FROM task_session_turns tt WHERE tt.task_session_id = s.id ORDER BY tt.started_at DESC LIMIT 1) t ON true
+WHERE s.state IN ` + active
+	}
+	return `SELECT x.id, x.tid, (SELECT MAX(m.updated_at) FROM task_session_messages m WHERE m.turn_id = x.tid)
+FROM (SELECT s.id, (SELECT tt.id FROM task_session_turns tt WHERE tt.task_session_id = s.id ORDER BY tt.started_at DESC LIMIT 1) AS tid
+      FROM task_sessions s WHERE s.state IN ` + active + `) x`
+}
+
+func floorOnce(ctx context.Context, db *sql.DB, pg bool) (int, error) {
+	rows, err := db.QueryContext(ctx, floorQuery(pg))
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for rows.Next() {
+		var a, b, c sql.NullString
+		if err := rows.Scan(&a, &b, &c); err != nil {
+			_ = rows.Close()
+			return 0, err
+		}
+		n++
+	}
+	return n, rows.Close()
+}
+
+// naiveOnce is the hand-written watchdog: list the active sessions, then
+// three queries per session — its newest turn (ORDER BY started_at DESC
+// LIMIT 1, the bug seed 000 describes), that turn's last activity, and its
+// pending questions. It returns how many queries it ran.
+func naiveOnce(ctx context.Context, db *sql.DB, pg bool) (int, error) {
+	p := func(q string) string {
+		if pg {
+			return q
+		}
+		return strings.ReplaceAll(q, "$1", "?")
+	}
+	rows, err := db.QueryContext(ctx, `SELECT id FROM task_sessions WHERE state IN `+active)
+	if err != nil {
+		return 0, err
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			_ = rows.Close()
+			return 0, err
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Close(); err != nil {
+		return 0, err
+	}
+	queries := 1
+	for _, id := range ids {
+		var turn string
+		var completed sql.NullString
+		err := db.QueryRowContext(ctx, p(`SELECT id, CAST(completed_at AS TEXT) FROM task_session_turns WHERE task_session_id = $1 ORDER BY started_at DESC LIMIT 1`), id).Scan(&turn, &completed)
+		queries++
+		if err == sql.ErrNoRows {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		var last sql.NullString
+		if err := db.QueryRowContext(ctx, p(`SELECT CAST(MAX(updated_at) AS TEXT) FROM task_session_messages WHERE turn_id = $1`), turn).Scan(&last); err != nil {
+			return 0, err
+		}
+		qrows, err := db.QueryContext(ctx, p(`SELECT id, metadata FROM task_session_messages WHERE turn_id = $1 AND type = 'clarification_request'`), turn)
+		if err != nil {
+			return 0, err
+		}
+		for qrows.Next() {
+			var a, b sql.NullString
+			_ = qrows.Scan(&a, &b)
+		}
+		if err := qrows.Close(); err != nil {
+			return 0, err
+		}
+		queries += 2
+	}
+	return queries, nil
+}
+

@@ -1,0 +1,46 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+)
+
+// Print writes the table, then one summary line per dialect for the largest
+// size measured: scan/floor, naive/scan, history2x, rss_mib.
+func Print(w io.Writer, results []Result) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "size\tdialect\tsessions\tactive\tturns\tmessages\tscan\tfloor\tnaive\tqueries\tper query\tscan/floor\tnaive/scan\thistory2x\t")
+	for _, r := range results {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%d\t%s\t%.2f\t%.1f\t%.2f\t\n", r.Size, r.Dialect, r.Sessions, r.Active, r.Turns, r.Messages,
+			ms(r.Scan), ms(r.Floor), ms(r.Naive), r.NaiveQueries, us(r.Naive/time.Duration(max(r.NaiveQueries, 1))),
+			ratio(r.Scan, r.Floor), ratio(r.Naive, r.Scan), ratio(r.ScanHistory2, r.Scan))
+	}
+	_ = tw.Flush()
+	last := map[string]Result{}
+	var order []string
+	for _, r := range results {
+		if _, ok := last[r.Dialect]; !ok {
+			order = append(order, r.Dialect)
+		}
+		last[r.Dialect] = r
+	}
+	fmt.Fprintln(w)
+	for _, d := range order {
+		r := last[d]
+		fmt.Fprintf(w, "%s scan/floor=%.2f naive/scan=%.1f history2x=%.2f rss_mib=%.0f\n", d,
+			ratio(r.Scan, r.Floor), ratio(r.Naive, r.Scan), ratio(r.ScanHistory2, r.Scan), r.RSSMiB)
+	}
+}
+
+func ratio(a, b time.Duration) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond)) }
+
+func us(d time.Duration) string { return fmt.Sprintf("%.0fµs", float64(d)/float64(time.Microsecond)) }

@@ -1,0 +1,297 @@
+package bench
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx" for the comparisons
+
+	"github.com/watchdogd/watchdogd/internal/authority"
+	"github.com/watchdogd/watchdogd/internal/kandev"
+	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/pgtest"
+)
+
+// generatorVersion names the cached SQLite datasets; bump it when Generate
+// changes.
+const generatorVersion = "v1"
+
+// Config is one benchmark run.
+type Config struct {
+	Sizes    []Size
+	Runs     int
+	CacheDir string
+	// Binary is the watchdogd binary whose peak RSS is measured scanning
+	// the largest size.
+	Binary string
+	PG     *pgtest.Server
+	Log    io.Writer
+	// Explain, if set, receives the scan statements' plans at the largest
+	// size.
+	Explain io.Writer
+	Now     time.Time
+}
+
+// database is a loaded dataset on one dialect.
+type database struct {
+	dialect string
+	url     string
+	// grow adds terminal history to the dataset.
+	grow  func(ctx context.Context, spec kandevtest.Spec) error
+	close func()
+}
+
+// Run measures every size on both dialects.
+func Run(ctx context.Context, cfg Config) ([]Result, error) {
+	var out []Result
+	for i, size := range cfg.Sizes {
+		largest := i == len(cfg.Sizes)-1
+		for _, dialect := range []string{"sqlite", "postgres"} {
+			fmt.Fprintf(cfg.Log, "# %s on %s: loading…\n", size.Name, dialect)
+			start := time.Now()
+			db, err := cfg.load(ctx, dialect, size)
+			if err != nil {
+				return nil, fmt.Errorf("%s %s: load: %w", size.Name, dialect, err)
+			}
+			fmt.Fprintf(cfg.Log, "# %s on %s: loaded in %s, measuring…\n", size.Name, dialect, time.Since(start).Round(time.Second))
+			r, err := cfg.measure(ctx, db, size, largest)
+			db.close()
+			if err != nil {
+				return nil, fmt.Errorf("%s %s: %w", size.Name, dialect, err)
+			}
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+func (cfg Config) spec(size Size) kandevtest.Spec {
+	return kandevtest.Spec{Sessions: size.Sessions, ActiveFraction: size.Active, TurnsPerSession: size.TurnsPerSession,
+		MessagesPerTurn: size.MessagesPerTurn, Seed: 42, Now: cfg.Now}
+}
+
+// load builds the dataset: SQLite files are generated once into the cache
+// and copied per run; PostgreSQL databases are loaded with COPY each run.
+func (cfg Config) load(ctx context.Context, dialect string, size Size) (*database, error) {
+	spec := cfg.spec(size)
+	if dialect == "postgres" {
+		dsn, err := cfg.PG.NewDatabase(ctx, "bench_"+size.Name)
+		if err != nil {
+			return nil, err
+		}
+		pg, err := kandevtest.CreatePostgres(ctx, dsn, kandevtest.Options{DeferIndexes: true})
+		if err != nil {
+			return nil, err
+		}
+		if err := kandevtest.Generate(spec, func(d kandevtest.Dataset) error { return pg.Write(ctx, d) }); err != nil {
+			return nil, err
+		}
+		if err := pg.CreateIndexes(ctx); err != nil {
+			return nil, err
+		}
+		return &database{dialect: dialect, url: dsn, close: func() { _ = pg.Close() },
+			grow: func(ctx context.Context, s kandevtest.Spec) error {
+				if err := kandevtest.Generate(s, func(d kandevtest.Dataset) error { return pg.Write(ctx, d) }); err != nil {
+					return err
+				}
+				return pg.Analyze(ctx)
+			}}, nil
+	}
+	base := filepath.Join(cfg.CacheDir, fmt.Sprintf("%s-%s-%d.db", size.Name, generatorVersion, cfg.Now.Unix()/86400))
+	if _, err := os.Stat(base); err != nil {
+		if err := os.MkdirAll(cfg.CacheDir, 0o755); err != nil {
+			return nil, err
+		}
+		tmp := base + ".tmp"
+		_ = os.Remove(tmp)
+		lite, err := kandevtest.CreateSQLite(tmp, kandevtest.Options{DeferIndexes: true})
+		if err != nil {
+			return nil, err
+		}
+		if err := kandevtest.Generate(spec, func(d kandevtest.Dataset) error { return lite.Write(ctx, d) }); err != nil {
+			return nil, err
+		}
+		if err := lite.CreateIndexes(ctx); err != nil {
+			return nil, err
+		}
+		if _, err := lite.DB().ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+			return nil, err
+		}
+		_ = lite.Close()
+		if err := os.Rename(tmp, base); err != nil {
+			return nil, err
+		}
+	}
+	work := filepath.Join(cfg.CacheDir, "work-"+size.Name+".db")
+	if err := exec.CommandContext(ctx, "cp", base, work).Run(); err != nil {
+		return nil, err
+	}
+	return &database{dialect: dialect, url: "sqlite://" + work,
+		close: func() { _ = os.Remove(work); _ = os.Remove(work + "-wal"); _ = os.Remove(work + "-shm") },
+		grow: func(ctx context.Context, s kandevtest.Spec) error {
+			lite, err := kandevtest.OpenSQLite(work)
+			if err != nil {
+				return err
+			}
+			defer func() { _ = lite.Close() }()
+			return kandevtest.Generate(s, func(d kandevtest.Dataset) error { return lite.Write(ctx, d) })
+		}}, nil
+}
+
+func (cfg Config) measure(ctx context.Context, db *database, size Size, largest bool) (Result, error) {
+	res := Result{Dialect: db.dialect, Size: size.Name, Sessions: size.Sessions,
+		Turns: size.Sessions * size.TurnsPerSession, Messages: size.Sessions * size.TurnsPerSession * size.MessagesPerTurn}
+	r, err := kandev.Open(ctx, db.url, kandev.Options{})
+	if err != nil {
+		return res, err
+	}
+	defer func() { _ = r.Close() }()
+	raw, err := openRaw(db)
+	if err != nil {
+		return res, err
+	}
+	defer func() { _ = raw.Close() }()
+	pg := db.dialect == "postgres"
+	if res.Scan, err = median(cfg.Runs, func() error { n, err := scanOnce(ctx, r); res.Active = n; return err }); err != nil {
+		return res, err
+	}
+	if res.Floor, err = median(cfg.Runs, func() error { _, err := floorOnce(ctx, raw, pg); return err }); err != nil {
+		return res, err
+	}
+	if res.Naive, err = median(max(cfg.Runs/2, 1), func() error { n, err := naiveOnce(ctx, raw, pg); res.NaiveQueries = n; return err }); err != nil {
+		return res, err
+	}
+	if largest && cfg.Explain != nil {
+		if err := explain(ctx, cfg.Explain, r, raw, db.dialect); err != nil {
+			return res, err
+		}
+	}
+	if largest && cfg.Binary != "" {
+		if res.RSSMiB, err = peakRSS(ctx, cfg.Binary, db.url); err != nil {
+			return res, err
+		}
+	}
+	// Double the terminal history: the same active sessions, twice the rest.
+	more := cfg.spec(size)
+	more.Sessions = size.Sessions - res.Active
+	more.IDOffset, more.TerminalOnly = size.Sessions, true
+	fmt.Fprintf(cfg.Log, "# %s on %s: doubling the terminal history (+%d sessions)…\n", size.Name, db.dialect, more.Sessions)
+	if err := db.grow(ctx, more); err != nil {
+		return res, err
+	}
+	res.ScanHistory2, err = median(cfg.Runs, func() error {
+		n, err := scanOnce(ctx, r)
+		if err == nil && n != res.Active {
+			err = fmt.Errorf("history changed the active sessions: %d, was %d", n, res.Active)
+		}
+		return err
+	})
+	return res, err
+}
+
+func openRaw(db *database) (*sql.DB, error) {
+	if db.dialect == "postgres" {
+		return sql.Open("pgx", db.url)
+	}
+	path := strings.TrimPrefix(db.url, "sqlite://")
+	return sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(5000)")
+}
+
+// peakRSS runs `watchdogd scan` on the dataset and returns its peak RSS
+// (VmHWM), polled from /proc while it runs. ru_maxrss would not do: Linux
+// carries the forking parent's high-water mark across exec, and this
+// process holds whole datasets.
+func peakRSS(ctx context.Context, binary, url string) (float64, error) {
+	cmd := exec.CommandContext(ctx, binary, "scan", "--database-url", url, "--output", "json")
+	cmd.Stdout = io.Discard
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	status := fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)
+	peak := 0.0
+	for {
+		if b, err := os.ReadFile(status); err == nil {
+			for _, line := range strings.Split(string(b), "\n") {
+				var kib float64
+				if _, err := fmt.Sscanf(line, "VmHWM: %f kB", &kib); err == nil && kib/1024 > peak {
+					peak = kib / 1024
+				}
+			}
+		}
+		select {
+		case err := <-done:
+			if err != nil {
+				return 0, fmt.Errorf("watchdogd scan: %v: %s", err, stderr.String())
+			}
+			return peak, nil
+		case <-time.After(200 * time.Microsecond):
+		}
+	}
+}
+
+// explain prints the scan statements' plans.
+func explain(ctx context.Context, w io.Writer, r *kandev.Reader, raw *sql.DB, dialect string) error {
+	d := authority.SQLite
+	prefix := "EXPLAIN QUERY PLAN "
+	if dialect == "postgres" {
+		d, prefix = authority.Postgres, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF) "
+	}
+	snap, err := r.Snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	var ids []string
+	for _, s := range snap.Sessions {
+		if s.Current != nil {
+			ids = append(ids, s.Current.ID)
+		}
+	}
+	sessions, messages := kandev.Statements(d, true)
+	var arg any = ids
+	if d == authority.SQLite {
+		b, _ := json.Marshal(ids)
+		arg = string(b)
+	}
+	for _, st := range []struct {
+		name, q string
+		args []any
+	}{{"sessions", sessions, nil}, {"messages", messages, []any{arg}}} {
+		fmt.Fprintf(w, "\n### %s: %s statement\n\n```\n", dialect, st.name)
+		rows, err := raw.QueryContext(ctx, prefix+st.q, st.args...)
+		if err != nil {
+			return fmt.Errorf("explain %s: %w", st.name, err)
+		}
+		cols, _ := rows.Columns()
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				_ = rows.Close()
+				return err
+			}
+			line := fmt.Sprint(vals[len(vals)-1])
+			if dialect == "sqlite" {
+				line = fmt.Sprintf("%v|%v %v", vals[0], vals[1], vals[3])
+			}
+			fmt.Fprintln(w, line)
+		}
+		_ = rows.Close()
+		fmt.Fprintln(w, "```")
+	}
+	return nil
+}
