@@ -28,6 +28,7 @@ type Metadata struct {
 	Kind    Kind
 	dialect Dialect
 	fields  []member
+	raw     string
 }
 
 type member struct {
@@ -54,6 +55,12 @@ func ParseMetadata(d Dialect, raw *string) Metadata {
 func ParseMetadataText(d Dialect, raw string) Metadata { return parseText(d, raw) }
 
 func parseText(d Dialect, s string) Metadata {
+	m := parse(d, s)
+	m.raw = s
+	return m
+}
+
+func parse(d Dialect, s string) Metadata {
 	if d == SQLite {
 		// SQLite's JSON functions read text as a C string: a NUL byte ends it.
 		if i := strings.IndexByte(s, 0); i >= 0 {
@@ -102,7 +109,11 @@ func (m Metadata) Get(key string) (Value, bool) {
 // Flag is the seed's D12 normalisation: true exactly when the member is JSON
 // true, the number 1 as the dialect prints it, or the string "true" or "1".
 // Everything else, and every metadata that is not a JSON object, is false.
+// Like FlagSQL, it first requires the quoted key in the raw text.
 func (m Metadata) Flag(key string) bool {
+	if !strings.Contains(m.raw, `"`+key+`"`) {
+		return false
+	}
 	v, ok := m.Get(key)
 	if !ok {
 		return false

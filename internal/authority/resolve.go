@@ -110,6 +110,10 @@ func Before(a, b Turn) bool {
 	return newer(a, b)
 }
 
+// Newer reports whether a precedes b by D1 keys 2–4 (started_at, created_at,
+// id descending): D1 among turns that are all open or all completed.
+func Newer(a, b Turn) bool { return newer(a, b) }
+
 // newer compares by D1 keys 2–4 only (kandev's released ordering).
 func newer(a, b Turn) bool {
 	if c := cmpDesc(a.StartedAt, b.StartedAt); c != 0 {

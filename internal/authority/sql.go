@@ -45,27 +45,42 @@ func keys234(d Dialect, alias string) string {
 	nulls := ""
 	if d == Postgres {
 		// PostgreSQL sorts NULL first in a descending order, SQLite last.
+		// started_at is NOT NULL in kandev's schema, so it keeps the plain
+		// DESC that a backward scan of (task_session_id, started_at) serves.
 		nulls = " NULLS LAST"
 	}
-	return fmt.Sprintf("%[1]s.started_at DESC%[2]s, %[1]s.created_at DESC%[2]s, %[1]s.id DESC", alias, nulls)
+	return fmt.Sprintf("%[1]s.started_at DESC, %[1]s.created_at DESC%[2]s, %[1]s.id DESC", alias, nulls)
 }
 
-// FlagSQL is D12's flag(key) on a metadata expression, guarded so that no
-// row's metadata can fail the statement on SQLite. On PostgreSQL the ::jsonb
-// cast raises SQLSTATE 22P02 on malformed text; the snapshot catches that
-// under a savepoint and re-reads the rows as text for the Go rule.
+// FlagSQL is D12's flag(key) on a metadata expression. A cheap text test
+// comes first — the key, quoted, must appear in the text — so that the JSON
+// is parsed only for the few turns that mention a flag at all (turn
+// metadata carries a large runtime_config_snapshot). The test is part of the
+// rule: the Go resolver applies it too (see Metadata.Flag), so a key
+// spelled with JSON escapes (never written by kandev) is not a flag on any
+// path. On SQLite the parse is guarded by json_valid so that no row can fail
+// the statement; on PostgreSQL a malformed value fails the ::jsonb cast with
+// SQLSTATE 22P02, which the snapshot catches under a savepoint before
+// re-reading the rows as text for the Go rule.
 func FlagSQL(d Dialect, metadataExpr, key string) string {
 	mustIdent(key)
 	if d == SQLite {
-		return fmt.Sprintf("(CASE WHEN json_valid(%[1]s) THEN CAST(COALESCE(json_extract(%[1]s, '$.%[2]s'), '') AS TEXT) IN ('true', '1') ELSE 0 END)", metadataExpr, key)
+		return fmt.Sprintf("(CASE WHEN instr(%[1]s, '\"%[2]s\"') > 0 AND json_valid(%[1]s) THEN CAST(COALESCE(json_extract(%[1]s, '$.%[2]s'), '') AS TEXT) IN ('true', '1') ELSE 0 END)", metadataExpr, key)
 	}
-	return fmt.Sprintf("(COALESCE((%s)::jsonb ->> '%s', '') IN ('true', '1'))", metadataExpr, key)
+	return fmt.Sprintf("(CASE WHEN strpos(%[1]s, '\"%[2]s\"') > 0 THEN COALESCE((%[1]s)::jsonb ->> '%[2]s', '') IN ('true', '1') ELSE false END)", metadataExpr, key)
 }
 
 func mustIdent(s string) {
 	if !identRE.MatchString(s) {
 		panic(fmt.Sprintf("authority: %q is not an SQL identifier", s))
 	}
+}
+
+// NewestFirst orders turns by D1 keys 2–4: within turns that are all open
+// or all completed, the D1 order.
+func NewestFirst(d Dialect, alias string) string {
+	mustIdent(alias)
+	return keys234(d, alias)
 }
 
 // OldestFirst orders turns by D1 keys 2–4 reversed (NULL first, as the
@@ -77,5 +92,5 @@ func OldestFirst(d Dialect, alias string) string {
 	if d == Postgres {
 		nulls = " NULLS FIRST"
 	}
-	return fmt.Sprintf("%[1]s.started_at ASC%[2]s, %[1]s.created_at ASC%[2]s, %[1]s.id ASC", alias, nulls)
+	return fmt.Sprintf("%[1]s.started_at ASC, %[1]s.created_at ASC%[2]s, %[1]s.id ASC", alias, nulls)
 }

@@ -35,6 +35,8 @@ type Result struct {
 	Dialect, Size                    string
 	Sessions, Active, Turns, Messages int
 	Scan, Floor, Naive, ScanHistory2 time.Duration
+	// ScanIndexed is the scan with the index recommended to kandev.
+	ScanIndexed time.Duration
 	NaiveQueries                     int
 	RSSMiB                           float64
 }

@@ -22,7 +22,7 @@ import (
 
 // generatorVersion names the cached SQLite datasets; bump it when Generate
 // changes.
-const generatorVersion = "v1"
+const generatorVersion = "v2"
 
 // Config is one benchmark run.
 type Config struct {
@@ -45,9 +45,16 @@ type database struct {
 	dialect string
 	url     string
 	// grow adds terminal history to the dataset.
-	grow  func(ctx context.Context, spec kandevtest.Spec) error
+	grow func(ctx context.Context, spec kandevtest.Spec) error
+	// exec runs DDL on the dataset (the recommended index experiment).
+	exec  func(ctx context.Context, sql string) error
 	close func()
 }
+
+// recommendedIndex is the index docs/benchmarks.md recommends to kandev: it
+// turns the scan's visit of every turn of an active session (to find open
+// turns, D1's first key) into a probe. watchdogd never creates it.
+const recommendedIndex = "CREATE INDEX bench_open_turns ON task_session_turns (task_session_id) WHERE completed_at IS NULL"
 
 // Run measures every size on both dialects.
 func Run(ctx context.Context, cfg Config) ([]Result, error) {
@@ -98,6 +105,12 @@ func (cfg Config) load(ctx context.Context, dialect string, size Size) (*databas
 			return nil, err
 		}
 		return &database{dialect: dialect, url: dsn, close: func() { _ = pg.Close() },
+			exec: func(ctx context.Context, q string) error {
+				if _, err := pg.Conn().Exec(ctx, q); err != nil {
+					return err
+				}
+				return pg.Analyze(ctx)
+			},
 			grow: func(ctx context.Context, s kandevtest.Spec) error {
 				if err := kandevtest.Generate(s, func(d kandevtest.Dataset) error { return pg.Write(ctx, d) }); err != nil {
 					return err
@@ -136,6 +149,15 @@ func (cfg Config) load(ctx context.Context, dialect string, size Size) (*databas
 	}
 	return &database{dialect: dialect, url: "sqlite://" + work,
 		close: func() { _ = os.Remove(work); _ = os.Remove(work + "-wal"); _ = os.Remove(work + "-shm") },
+		exec: func(ctx context.Context, q string) error {
+			lite, err := kandevtest.OpenSQLite(work)
+			if err != nil {
+				return err
+			}
+			defer func() { _ = lite.Close() }()
+			_, err = lite.DB().ExecContext(ctx, q)
+			return err
+		},
 		grow: func(ctx context.Context, s kandevtest.Spec) error {
 			lite, err := kandevtest.OpenSQLite(work)
 			if err != nil {
@@ -178,6 +200,22 @@ func (cfg Config) measure(ctx context.Context, db *database, size Size, largest 
 		if res.RSSMiB, err = peakRSS(ctx, cfg.Binary, db.url); err != nil {
 			return res, err
 		}
+	}
+	// The index recommended to kandev, measured and dropped again.
+	if err := db.exec(ctx, recommendedIndex); err != nil {
+		return res, err
+	}
+	withIdx, err := kandev.Open(ctx, db.url, kandev.Options{})
+	if err != nil {
+		return res, err
+	}
+	res.ScanIndexed, err = median(cfg.Runs, func() error { _, err := scanOnce(ctx, withIdx); return err })
+	_ = withIdx.Close()
+	if err != nil {
+		return res, err
+	}
+	if err := db.exec(ctx, "DROP INDEX bench_open_turns"); err != nil {
+		return res, err
 	}
 	// Double the terminal history: the same active sessions, twice the rest.
 	more := cfg.spec(size)
@@ -258,7 +296,7 @@ func explain(ctx context.Context, w io.Writer, r *kandev.Reader, raw *sql.DB, di
 			ids = append(ids, s.Current.ID)
 		}
 	}
-	sessions, messages := kandev.Statements(d, true)
+	sessions, messages := r.Statements()
 	var arg any = ids
 	if d == authority.SQLite {
 		b, _ := json.Marshal(ids)

@@ -25,6 +25,10 @@ type Reader struct {
 	dialect   authority.Dialect
 	name      string // redacted, for errors
 	hasQueued bool
+	// probeIndex is SQLite's index on task_session_turns(task_session_id,
+	// started_at), named in the probes so that they walk turns newest first
+	// and stop at the first match ("" when kandev's file has no such index).
+	probeIndex string
 	// onStatement is called once per SQL statement a snapshot runs; tests
 	// count statements with it (DESIGN §3: a fixed number per snapshot).
 	onStatement func(query string)
@@ -70,6 +74,10 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Reader, error) {
 			cfg.RuntimeParams = map[string]string{}
 		}
 		cfg.RuntimeParams["default_transaction_read_only"] = "on"
+		// The snapshot's statements are cheap per row but costed high on
+		// big tables; JIT compilation would add tens of milliseconds to
+		// every scan for nothing.
+		cfg.RuntimeParams["jit"] = "off"
 		if _, ok := cfg.RuntimeParams["application_name"]; !ok {
 			cfg.RuntimeParams["application_name"] = "watchdogd"
 		}
@@ -135,5 +143,37 @@ func (r *Reader) checkSchema(ctx context.Context) error {
 		return fmt.Errorf("kandev database %s is missing %s (is this a kandev database?)", r.name, strings.Join(missing, ", "))
 	}
 	r.hasQueued = have["queued_messages.session_id"]
+	if r.dialect == authority.SQLite {
+		return r.findProbeIndex(ctx)
+	}
 	return nil
 }
+
+// findProbeIndex looks for kandev's (task_session_id, started_at) index.
+// Without statistics (kandev never runs ANALYZE) SQLite's planner prefers
+// the single-column session index for the probes and then sorts every turn
+// of the session, evaluating the rule on each; naming the index lets each
+// probe stop after a turn or two.
+func (r *Reader) findProbeIndex(ctx context.Context) error {
+	rows, err := r.db.QueryContext(ctx, `SELECT il.name,
+	    (SELECT group_concat(name, ',') FROM (SELECT name FROM pragma_index_info(il.name) ORDER BY seqno))
+	  FROM pragma_index_list('task_session_turns') il`)
+	if err != nil {
+		return fmt.Errorf("kandev database %s: read indexes: %w", r.name, err)
+	}
+	defer func() { _ = rows.Close() }()
+	for rows.Next() {
+		var name string
+		var cols sql.NullString
+		if err := rows.Scan(&name, &cols); err != nil {
+			return fmt.Errorf("kandev database %s: read indexes: %w", r.name, err)
+		}
+		if strings.HasPrefix(cols.String, "task_session_id,started_at") && r.probeIndex == "" {
+			r.probeIndex = name
+		}
+	}
+	return rows.Err()
+}
+
+// DBForBench exposes the pool to the benchmark's diagnostics.
+func (r *Reader) DBForBench() *sql.DB { return r.db }

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -140,7 +142,7 @@ func (c *sessionCols) session(snap *Snapshot) Session {
 }
 
 func (r *Reader) fastSessions(ctx context.Context, tx *sql.Tx, snap *Snapshot, args []any) ([]Session, error) {
-	rows, err := r.query(ctx, tx, snap, sessionsQuery(r.dialect, r.hasQueued, len(args) > 0), args...)
+	rows, err := r.query(ctx, tx, snap, sessionsQuery(r.dialect, r.hasQueued, len(args) > 0, r.probeIndex), args...)
 	if err != nil {
 		return nil, r.wrapPG("read sessions", err)
 	}
@@ -148,27 +150,13 @@ func (r *Reader) fastSessions(ctx context.Context, tx *sql.Tx, snap *Snapshot, a
 	var out []Session
 	for rows.Next() {
 		var c sessionCols
-		var curID, kandevID, malformed sql.NullString
-		var curStarted, curCompleted, secondOpen stamp
-		var openTurns int64
-		dest := append(c.dest(), &curID, &curStarted, &curCompleted, &kandevID, &openTurns, &secondOpen, &malformed)
-		if err := rows.Scan(dest...); err != nil {
+		var openJSON, kandevJSON, convJSON sql.NullString
+		if err := rows.Scan(append(c.dest(), &openJSON, &kandevJSON, &convJSON)...); err != nil {
 			return nil, r.wrap("read sessions", err)
 		}
 		s := c.session(snap)
-		if curID.Valid {
-			s.Current = &Turn{ID: curID.String, Open: curCompleted.null(), StartedAt: curStarted.time(snap)}
-		}
-		s.KandevTurnID = kandevID.String
-		s.OpenTurns = int(openTurns)
-		if s.OpenTurns > 1 {
-			s.SecondOpenStartedAt = secondOpen.time(snap)
-		}
-		if malformed.Valid {
-			for _, id := range strings.Split(malformed.String, "\x1f") {
-				snap.Malformed = append(snap.Malformed, RowRef{Table: "task_session_turns", ID: id})
-			}
-			s.MalformedMetadata = true
+		if err := r.resolveProbes(snap, &s, openJSON, kandevJSON, convJSON); err != nil {
+			return nil, r.wrap("read sessions", err)
 		}
 		out = append(out, s)
 	}
@@ -176,6 +164,117 @@ func (r *Reader) fastSessions(ctx context.Context, tx *sql.Tx, snap *Snapshot, a
 		return nil, r.wrapPG("read sessions", err)
 	}
 	return out, nil
+}
+
+// probeTurn is one turn a probe returned: [id, started_at, created_at or
+// completed_at, bad id] and, for kandev's turn, its lifecycle flag.
+type probeTurn struct {
+	id        string
+	started   *string
+	other     *string
+	bad       *string
+	lifecycle bool
+}
+
+func decodeTurns(raw sql.NullString, want int, list bool) ([]probeTurn, error) {
+	if !raw.Valid {
+		return nil, nil
+	}
+	var arrays [][]json.RawMessage
+	if list {
+		if err := json.Unmarshal([]byte(raw.String), &arrays); err != nil {
+			return nil, fmt.Errorf("decode probe %q: %w", raw.String, err)
+		}
+	} else {
+		var one []json.RawMessage
+		if err := json.Unmarshal([]byte(raw.String), &one); err != nil {
+			return nil, fmt.Errorf("decode probe %q: %w", raw.String, err)
+		}
+		arrays = [][]json.RawMessage{one}
+	}
+	out := make([]probeTurn, 0, len(arrays))
+	for _, a := range arrays {
+		if len(a) != want {
+			return nil, fmt.Errorf("decode probe %q: want %d fields", raw.String, want)
+		}
+		var f [4]*string
+		for i := 0; i < 4; i++ {
+			if err := json.Unmarshal(a[i], &f[i]); err != nil {
+				return nil, fmt.Errorf("decode probe %q: %w", raw.String, err)
+			}
+		}
+		if f[0] == nil {
+			return nil, fmt.Errorf("decode probe %q: no id", raw.String)
+		}
+		t := probeTurn{id: *f[0], started: f[1], other: f[2], bad: f[3]}
+		if want == 5 {
+			// SQLite's json_array writes the flag as 0/1, PostgreSQL's
+			// json_build_array as false/true.
+			t.lifecycle = string(a[4]) == "1" || string(a[4]) == "true"
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// resolveProbes applies D1 to the probes' answers: the newest open turn
+// when any is open (open before completed), else the newest eligible
+// conversational turn — kandev's turn unless that is a lifecycle turn, in
+// which case the statement probed again.
+func (r *Reader) resolveProbes(snap *Snapshot, s *Session, openJSON, kandevJSON, convJSON sql.NullString) error {
+	open, err := decodeTurns(openJSON, 4, true)
+	if err != nil {
+		return err
+	}
+	kv, err := decodeTurns(kandevJSON, 5, false)
+	if err != nil {
+		return err
+	}
+	newest, err := decodeTurns(convJSON, 4, false)
+	if err != nil {
+		return err
+	}
+	if len(kv) > 0 && !kv[0].lifecycle {
+		newest = kv
+	}
+	// Newest first by D1 keys 2–4 (all are open), compared as the dialect
+	// compares them.
+	key := func(o probeTurn) authority.Turn {
+		return authority.Turn{ID: o.id, StartedAt: authority.StampOf(r.dialect, o.started), CreatedAt: authority.StampOf(r.dialect, o.other)}
+	}
+	sort.SliceStable(open, func(i, j int) bool { return authority.Newer(key(open[i]), key(open[j])) })
+	s.OpenTurns = len(open)
+	switch {
+	case len(open) > 0:
+		s.Current = &Turn{ID: open[0].id, Open: true, StartedAt: parseStamp(snap, open[0].started)}
+	case len(newest) > 0:
+		s.Current = &Turn{ID: newest[0].id, Open: newest[0].other == nil, StartedAt: parseStamp(snap, newest[0].started)}
+	}
+	if len(open) > 1 {
+		s.SecondOpenStartedAt = parseStamp(snap, open[len(open)-2].started)
+	}
+	if len(kv) > 0 {
+		s.KandevTurnID = kv[0].id
+	}
+	seen := map[string]bool{}
+	for _, group := range [][]probeTurn{open, newest, kv} {
+		for _, t := range group {
+			if t.bad != nil && !seen[*t.bad] {
+				seen[*t.bad] = true
+				snap.Malformed = append(snap.Malformed, RowRef{Table: "task_session_turns", ID: *t.bad})
+				s.MalformedMetadata = true
+			}
+		}
+	}
+	return nil
+}
+
+// parseStamp parses a timestamp a probe returned as text.
+func parseStamp(snap *Snapshot, p *string) time.Time {
+	if p == nil {
+		return time.Time{}
+	}
+	return stamp{valid: true, text: *p}.time(snap)
 }
 
 // wrapPG keeps a *pgconn.PgError reachable for the fallback decision.
@@ -244,12 +343,29 @@ func (r *Reader) resolveInGo(snap *Snapshot, s *Session, turns []authority.Turn,
 	if len(res.Open) > 1 {
 		s.SecondOpenStartedAt = starts[res.Open[1]].time(snap)
 	}
-	for _, t := range turns {
-		if _, kind := authority.TurnFlags(r.dialect, t.Metadata); kind == authority.Malformed {
-			snap.Malformed = append(snap.Malformed, RowRef{Table: "task_session_turns", ID: t.ID})
+	// Validity is checked on the turns the answer rests on, as the fast
+	// statement does: the current turn, kandev's turn, the open turns.
+	rests := append([]int{res.Current, res.Kandev}, res.Open...)
+	seen := map[int]bool{}
+	for _, i := range rests {
+		if i < 0 || seen[i] {
+			continue
+		}
+		seen[i] = true
+		if _, kind := authority.TurnFlags(r.dialect, turns[i].Metadata); kind == authority.Malformed {
+			snap.Malformed = append(snap.Malformed, RowRef{Table: "task_session_turns", ID: turns[i].ID})
 			s.MalformedMetadata = true
 		}
 	}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
 }
 
 // readMessages reads the current turns' messages in one statement.
@@ -276,36 +392,26 @@ func (r *Reader) readMessages(ctx context.Context, tx *sql.Tx, snap *Snapshot, s
 	}
 	defer func() { _ = rows.Close() }()
 	for rows.Next() {
-		var turnID, id, author, typ string
-		var content, meta sql.NullString
-		var created, updated stamp
-		if err := rows.Scan(&turnID, &id, &author, &typ, &content, &meta, &created, &updated); err != nil {
+		var turnID string
+		var probe sql.NullString
+		if err := rows.Scan(&turnID, &probe); err != nil {
 			return r.wrap("read current-turn messages", err)
 		}
-		if id == "" && r.dialect == authority.SQLite && updated.valid {
-			// The aggregate row carries "updated_at \x1f type".
-			if at, t, ok := strings.Cut(updated.text, "\x1f"); ok {
-				updated.text, typ = at, t
-			}
-		}
 		i, ok := byTurn[turnID]
-		if !ok {
+		if !ok || !probe.Valid {
 			continue
 		}
-		if id == "" && updated.null() {
-			continue // the turn has no plain agent message
+		msgs, err := r.decodeMessages(snap, probe.String)
+		if err != nil {
+			return r.wrap("read current-turn messages", err)
 		}
-		m := Message{
-			ID: id, Author: author, Type: typ, Content: content.String,
-			Meta:      authority.ParseMetadata(r.dialect, nullPtr(meta)),
-			CreatedAt: created.time(snap),
-			UpdatedAt: updated.time(snap),
+		for _, m := range msgs {
+			if m.Meta.Kind == authority.Malformed {
+				snap.Malformed = append(snap.Malformed, RowRef{Table: "task_session_messages", ID: m.ID})
+				sessions[i].MalformedMetadata = true
+			}
 		}
-		if m.Meta.Kind == authority.Malformed {
-			snap.Malformed = append(snap.Malformed, RowRef{Table: "task_session_messages", ID: id})
-			sessions[i].MalformedMetadata = true
-		}
-		sessions[i].Messages = append(sessions[i].Messages, m)
+		sessions[i].Messages = msgs
 	}
 	if err := rows.Err(); err != nil {
 		return r.wrap("read current-turn messages", err)
@@ -313,7 +419,48 @@ func (r *Reader) readMessages(ctx context.Context, tx *sql.Tx, snap *Snapshot, s
 	return nil
 }
 
+// decodeMessages reads one turn's probe: [newest plain agent updated_at,
+// its type, [[id, author, type, content, metadata, created_at,
+// updated_at]…]].
+func (r *Reader) decodeMessages(snap *Snapshot, probe string) ([]Message, error) {
+	var p []json.RawMessage
+	if err := json.Unmarshal([]byte(probe), &p); err != nil || len(p) != 3 {
+		return nil, fmt.Errorf("decode messages %.200q: %v", probe, err)
+	}
+	var out []Message
+	var at, typ *string
+	if json.Unmarshal(p[0], &at) == nil && at != nil {
+		_ = json.Unmarshal(p[1], &typ)
+		m := Message{Author: "agent", UpdatedAt: parseStamp(snap, at)}
+		if typ != nil {
+			m.Type = *typ
+		}
+		out = append(out, m)
+	}
+	var rows [][]*string
+	if err := json.Unmarshal(p[2], &rows); err != nil {
+		return nil, fmt.Errorf("decode messages: %w", err)
+	}
+	for _, a := range rows {
+		if len(a) != 7 || a[0] == nil {
+			return nil, fmt.Errorf("decode messages: want 7 fields")
+		}
+		m := Message{ID: *a[0], Meta: authority.ParseMetadata(r.dialect, a[4]),
+			CreatedAt: parseStamp(snap, a[5]), UpdatedAt: parseStamp(snap, a[6])}
+		m.Author, m.Type, m.Content = deref(a[1]), deref(a[2]), deref(a[3])
+		out = append(out, m)
+	}
+	return out, nil
+}
+
 func r2d(snap *Snapshot) authority.Dialect { return snap.Dialect }
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
 
 func nullPtr(s sql.NullString) *string {
 	if !s.Valid {

@@ -2,6 +2,7 @@ package kandev
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/watchdogd/watchdogd/internal/authority"
 )
@@ -53,41 +54,78 @@ func ts(d authority.Dialect, col string) string {
 	return col
 }
 
-// sessionsQuery is the fast path: every active session with its current turn,
-// kandev's-view turn, open-turn count and second-oldest open turn, resolved in
-// SQL by the authority fragments, one correlated probe per active session
-// inside one statement.
-func sessionsQuery(d authority.Dialect, hasQueued, oneTask bool) string {
-	pred, order := authority.Fragments(d, "tu")
-	kpred, korder := authority.KandevFragments(d, "tu")
-	open := authority.OpenFragment(d, "tu")
-	oldest := authority.OldestFirst(d, "tu")
-	malformed := "NULL"
+// badExpr names a turn whose metadata the dialect cannot parse. On SQLite
+// it tests json_valid; on PostgreSQL it forces the ::jsonb cast (the
+// condition can never hold), so a malformed value fails the statement and
+// sends the snapshot down the fallback path, which counts in Go.
+func badExpr(d authority.Dialect, alias string) string {
 	if d == authority.SQLite {
-		// PostgreSQL needs no count: a malformed turn fails the ::jsonb cast
-		// and sends the snapshot down the fallback path, which counts in Go.
-		malformed = `(SELECT group_concat(tu.id, char(31)) FROM task_session_turns tu
-       WHERE tu.task_session_id = a.session_id AND tu.metadata IS NOT NULL AND NOT json_valid(tu.metadata))`
+		return fmt.Sprintf("CASE WHEN %[1]s.metadata IS NOT NULL AND NOT json_valid(%[1]s.metadata) THEN %[1]s.id END", alias)
 	}
+	return fmt.Sprintf("CASE WHEN %[1]s.metadata IS NOT NULL AND (%[1]s.metadata)::jsonb IS NULL THEN %[1]s.id END", alias)
+}
+
+// sessionsQuery is the fast path: every active session of non-archived
+// tasks, each with correlated probes into its own turns, run back to back
+// so that the pages a session's probes touch are read once and then hit in
+// the cache:
+//
+//   - its open eligible conversational turns (usually none or one), read by
+//     visiting the session's turns and testing completed_at first, so the
+//     rule's flags are evaluated on open turns only;
+//   - kandev's view: its newest eligible turn by D1 keys 2–4 (lifecycle
+//     turns included), walking the (task_session_id, started_at) index
+//     newest first and stopping at the first match, with that turn's
+//     lifecycle flag;
+//   - only when kandev's turn is a lifecycle turn, the same walk for the
+//     newest eligible conversational turn.
+//
+// Go then applies D1's first key: the current turn is the newest open turn
+// when any is open, else the newest eligible conversational one — kandev's
+// turn itself unless it is a lifecycle turn. Each probe returns a JSON
+// array, so ids and timestamps of any spelling come back intact. Metadata
+// validity is checked on the turns the answer rests on.
+func sessionsQuery(d authority.Dialect, hasQueued, oneTask bool, probeIndex string) string {
+	pred, _ := authority.Fragments(d, "tu")
+	kpred, korder := authority.KandevFragments(d, "tu")
+	newest := authority.NewestFirst(d, "tu")
+	probeFrom := "task_session_turns tu"
+	if probeIndex != "" {
+		probeFrom += ` INDEXED BY "` + strings.ReplaceAll(probeIndex, `"`, `""`) + `"`
+	}
+	arr, agg, elem := "json_array", "json_group_array", "json_extract(f.kandev_turn, '$[4]') = 1"
+	if d == authority.Postgres {
+		arr, agg, elem = "json_build_array", "json_agg", "(f.kandev_turn::json ->> 4) = 'true'"
+	}
+	open := fmt.Sprintf(`(SELECT %[1]s(%[2]s(tu.id, %[3]s, %[4]s, %[5]s))%[6]s FROM task_session_turns tu
+       WHERE tu.task_session_id = a.session_id AND tu.completed_at IS NULL AND %[7]s)`,
+		agg, arr, ts(d, "tu.started_at"), ts(d, "tu.created_at"), badExpr(d, "tu"), textCast(d), pred)
+	kandevView := fmt.Sprintf(`(SELECT %[1]s(tu.id, %[2]s, %[3]s, %[4]s, %[5]s)%[6]s FROM %[7]s
+       WHERE tu.task_session_id = a.session_id AND %[8]s ORDER BY %[9]s LIMIT 1)`,
+		arr, ts(d, "tu.started_at"), ts(d, "tu.completed_at"), badExpr(d, "tu"),
+		authority.FlagSQL(d, "tu.metadata", authority.KeyLifecycleOnly), textCast(d), probeFrom, kpred, korder)
+	current := fmt.Sprintf(`CASE WHEN %[1]s THEN (SELECT %[2]s(tu.id, %[3]s, %[4]s, %[5]s)%[6]s FROM %[7]s
+       WHERE tu.task_session_id = f.session_id AND %[8]s ORDER BY %[9]s LIMIT 1) END`,
+		elem, arr, ts(d, "tu.started_at"), ts(d, "tu.completed_at"), badExpr(d, "tu"), textCast(d), probeFrom, pred, newest)
 	qjoin, qcol := queuedJoin(hasQueued)
-	return fmt.Sprintf(`WITH %[1]s,
-resolved AS (
-  SELECT a.*,
-    (SELECT tu.id FROM task_session_turns tu WHERE tu.task_session_id = a.session_id AND %[2]s ORDER BY %[3]s LIMIT 1) AS current_id,
-    (SELECT tu.id FROM task_session_turns tu WHERE tu.task_session_id = a.session_id AND %[4]s ORDER BY %[5]s LIMIT 1) AS kandev_id,
-    (SELECT COUNT(*) FROM task_session_turns tu WHERE tu.task_session_id = a.session_id AND %[6]s) AS open_turns,
-    (SELECT %[7]s FROM task_session_turns tu WHERE tu.task_session_id = a.session_id AND %[6]s ORDER BY %[8]s LIMIT 1 OFFSET 1) AS second_open,
-    %[9]s AS malformed_turns
-  FROM active a
+	qjoin = strings.ReplaceAll(qjoin, "r.session_id", "f.session_id")
+	return fmt.Sprintf(`WITH %s,
+probed AS MATERIALIZED (
+  SELECT a.*, %s AS open_turns, %s AS kandev_turn FROM active a
 )
-SELECT r.session_id, r.task_id, r.state, r.is_primary, r.session_started_at, r.title, r.workspace_id, r.task_metadata,
-       %[10]s AS queued, r.current_id, %[11]s, %[12]s, r.kandev_id, r.open_turns, r.second_open, r.malformed_turns
-FROM resolved r
-LEFT JOIN task_session_turns ct ON ct.id = r.current_id
-%[13]s
-ORDER BY r.session_id`,
-		activeCTE(d, oneTask), pred, order, kpred, korder, open, ts(d, "tu.started_at"), oldest, malformed,
-		qcol, ts(d, "ct.started_at"), ts(d, "ct.completed_at"), qjoin)
+SELECT f.session_id, f.task_id, f.state, f.is_primary, f.session_started_at, f.title, f.workspace_id, f.task_metadata,
+       %s AS queued, f.open_turns, f.kandev_turn, %s AS conversational_turn
+FROM probed f
+%s
+ORDER BY f.session_id`, activeCTE(d, oneTask), open, kandevView, qcol, current, qjoin)
+}
+
+// textCast reads a PostgreSQL json value as text.
+func textCast(d authority.Dialect) string {
+	if d == authority.Postgres {
+		return "::text"
+	}
+	return ""
 }
 
 // sessionTurnsQuery is PostgreSQL's fallback after a malformed metadata value
@@ -107,41 +145,44 @@ ORDER BY r.session_id`,
 }
 
 // messagesQuery reads what the rules need from the current turns' messages,
-// given their ids: the newest plain agent update per turn (an aggregate, so
-// the rows read grow with the turn, the rows returned do not), each agent
-// status and script_execution row (the stall notice and boot script are told
-// apart by metadata, read in Go), and every clarification and permission
-// request. Content is capped: it only feeds a Slack section, itself capped.
+// given their ids, in one pass over each turn's messages: the newest plain
+// agent update (updated_at and type: one value however long the turn), and
+// every agent status and script_execution row (the stall notice and boot
+// script are told apart by metadata, read in Go) and every clarification
+// and permission request. Content is capped: it only feeds a Slack section,
+// itself capped.
+//
+// Each turn yields one JSON array [newest updated_at, its type, [rows…]].
+// On SQLite the newest update is found by instant (julianday, millisecond
+// resolution), because kandev's timestamp shapes do not sort as text; the
+// row's own text comes back through SQLite's bare-column rule for max().
 func messagesQuery(d authority.Dialect) string {
+	interesting := `((m.author_type = 'agent' AND m.type IN ('status', 'script_execution')) OR m.type IN ('clarification_request', 'permission_request'))`
+	plain := `m.author_type = 'agent' AND m.type NOT IN ('status', 'script_execution')`
 	if d == authority.SQLite {
-		// The newest row's updated_at and type travel as one value
-		// (updated_at, char(31), type): one probe per turn, not two.
 		return `WITH cur(turn_id) AS (SELECT value FROM json_each(?1))
-SELECT c.turn_id, '', 'agent', '', '', NULL, NULL,
-       (SELECT CAST(m.updated_at AS TEXT) || char(31) || m.type FROM task_session_messages m
-        WHERE m.turn_id = c.turn_id AND m.author_type = 'agent' AND m.type NOT IN ('status', 'script_execution')
-        ORDER BY julianday(m.updated_at) DESC, m.updated_at DESC LIMIT 1)
-FROM cur c
-UNION ALL
-SELECT m.turn_id, m.id, m.author_type, m.type, substr(m.content, 1, 8192), m.metadata, CAST(m.created_at AS TEXT), CAST(m.updated_at AS TEXT)
-FROM task_session_messages m
-WHERE m.turn_id IN (SELECT turn_id FROM cur)
-  AND ((m.author_type = 'agent' AND m.type IN ('status', 'script_execution')) OR m.type IN ('clarification_request', 'permission_request'))`
+SELECT c.turn_id,
+  (SELECT json_array(
+            CASE WHEN MAX(CASE WHEN ` + plain + ` THEN julianday(m.updated_at) END) IS NOT NULL THEN CAST(m.updated_at AS TEXT) END,
+            CASE WHEN MAX(CASE WHEN ` + plain + ` THEN julianday(m.updated_at) END) IS NOT NULL THEN m.type END,
+            json(COALESCE(json_group_array(json_array(m.id, m.author_type, m.type, substr(m.content, 1, 8192), m.metadata,
+              CAST(m.created_at AS TEXT), CAST(m.updated_at AS TEXT))) FILTER (WHERE ` + interesting + `), '[]')))
+   FROM task_session_messages m WHERE m.turn_id = c.turn_id)
+FROM cur c`
 	}
-	return `(SELECT DISTINCT ON (m.turn_id) m.turn_id, '', 'agent', m.type, '', NULL, NULL, m.updated_at
-FROM task_session_messages m
-WHERE m.turn_id = ANY ($1) AND m.author_type = 'agent' AND m.type NOT IN ('status', 'script_execution')
-ORDER BY m.turn_id, m.updated_at DESC NULLS LAST, m.id DESC)
-UNION ALL
-SELECT m.turn_id, m.id, m.author_type, m.type, substr(m.content, 1, 8192), m.metadata, m.created_at, m.updated_at
-FROM task_session_messages m
-WHERE m.turn_id = ANY ($1)
-  AND ((m.author_type = 'agent' AND m.type IN ('status', 'script_execution')) OR m.type IN ('clarification_request', 'permission_request'))`
+	return `SELECT c.turn_id,
+  (SELECT json_build_array(
+            (array_agg(m.updated_at ORDER BY m.updated_at DESC NULLS LAST, m.id DESC) FILTER (WHERE ` + plain + `))[1],
+            (array_agg(m.type ORDER BY m.updated_at DESC NULLS LAST, m.id DESC) FILTER (WHERE ` + plain + `))[1],
+            COALESCE(json_agg(json_build_array(m.id, m.author_type, m.type, substr(m.content, 1, 8192), m.metadata, m.created_at, m.updated_at))
+              FILTER (WHERE ` + interesting + `), '[]'::json))::text
+   FROM task_session_messages m WHERE m.turn_id = c.turn_id)
+FROM unnest($1::text[]) AS c(turn_id)`
 }
 
-// Statements returns the snapshot's statements for a dialect, for EXPLAIN
+// Statements returns the snapshot's statements for this database, for EXPLAIN
 // in benchmarks and docs: the sessions statement and the current-turn
 // messages statement (which takes the current turn ids as its parameter).
-func Statements(d authority.Dialect, hasQueued bool) (sessions, messages string) {
-	return sessionsQuery(d, hasQueued, false), messagesQuery(d)
+func (r *Reader) Statements() (sessions, messages string) {
+	return sessionsQuery(r.dialect, r.hasQueued, false, r.probeIndex), messagesQuery(r.dialect)
 }

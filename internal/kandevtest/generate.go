@@ -85,7 +85,7 @@ func genSession(ds *Dataset, rng *rand.Rand, spec Spec, n int, active bool, base
 		last := j == spec.TurnsPerSession-1
 		open := active && last && state != "WAITING_FOR_INPUT" && state != "IDLE"
 		meta := "{" + snapshotMeta + "}"
-		if j%5 == 4 { // a resume's boot turn, marked by kandev with the fix
+		if j%5 == 2 { // a resume's boot turn, marked by kandev with the fix
 			meta = `{"lifecycle_only":true,` + snapshotMeta + "}"
 		}
 		turn := Turn{ID: id("7e4a", n, j), SessionID: session, TaskID: task, StartedAt: TS(tStart), CreatedAt: P(TS(tStart)), Metadata: P(meta)}
