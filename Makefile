@@ -1,6 +1,7 @@
 # watchdogd — see README.md. Every target works offline once modules are
 # downloaded; tools are installed with `go install` into ./bin, never added
 # to go.mod.
+SHELL     := /bin/bash
 GO        ?= go
 BIN       := $(CURDIR)/bin
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -16,7 +17,7 @@ SCHEMAS   := $(CURDIR)/.cache/schemas/$(K8S_VERSION)
 
 export GOTOOLCHAIN := local
 
-.PHONY: all build test test-unit fuzz lint demo chart bench bench-quick clean
+.PHONY: all build test test-unit fuzz lint demo chart bench bench-quick test-faults soak clean
 
 all: build
 
@@ -33,6 +34,21 @@ test-unit:
 fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzResolveSQLite$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=2s ./internal/authority
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=2s ./internal/kandevtime
+	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=2s ./internal/config
+
+## test-faults: the real binary under outages, crashes, rate limits, bad rows
+## and hostile input — short versions (a 20s outage, a 90s soak, 50 kills).
+## Run by .ci/run after make test.
+OUTAGE ?= 20s
+SOAK   ?= 90s
+KILLS  ?= 50
+test-faults:
+	$(GO) test -count=1 -tags faults -timeout 30m -run '^(TestFault|TestSoak)' -v ./cmd/watchdogd -args -outage=$(OUTAGE) -soak=$(SOAK) -kills=$(KILLS) 2>&1 | tee .cache/faults.log | grep -E '^(=== RUN|--- |\s+faults_test.go.*FIGURE|\s+soak_test.go.*FIGURE|ok|FAIL|PASS)'; test $${PIPESTATUS[0]} -eq 0
+
+## soak: the full versions whose figures go into docs/reliability.md
+## (a 2-minute outage, a 10-minute soak, 100 kills).
+soak:
+	$(MAKE) test-faults OUTAGE=2m SOAK=10m KILLS=100
 
 demo:
 	$(GO) run ./cmd/watchdogd demo --config config/demo.yaml

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/watchdogd/watchdogd/internal/config"
+	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/ledger"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
@@ -137,11 +138,12 @@ func (d *daemon) install(cfg *config.Config) error {
 	if err := c.connect(d.opts, cfg); err != nil {
 		return err
 	}
-	if d.reader == nil || d.reader.url != dbURL {
+	ropts := kandev.Options{BusyTimeout: cfg.Database.BusyTimeout}
+	if d.reader == nil || d.reader.url != dbURL || d.reader.opts.BusyTimeout != ropts.BusyTimeout {
 		if d.reader != nil {
 			_ = d.reader.Close()
 		}
-		d.reader = &lazyReader{url: dbURL}
+		d.reader = &lazyReader{url: dbURL, opts: ropts}
 	}
 	c.Reader = d.reader
 	if sURL != d.storeURL {

@@ -11,7 +11,8 @@ import (
 // open, so that a daemon started while kandev's database is down stays up
 // and recovers by itself.
 type lazyReader struct {
-	url string
+	url  string
+	opts kandev.Options
 
 	mu sync.Mutex
 	r  *kandev.Reader
@@ -23,7 +24,7 @@ func (l *lazyReader) get(ctx context.Context) (*kandev.Reader, error) {
 	if l.r != nil {
 		return l.r, nil
 	}
-	r, err := kandev.Open(ctx, l.url, kandev.Options{})
+	r, err := kandev.Open(ctx, l.url, l.opts)
 	if err != nil {
 		return nil, err
 	}

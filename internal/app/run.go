@@ -68,7 +68,7 @@ func newCycle(ctx context.Context, opts Options, cfg *config.Config, log *zap.Lo
 	if err != nil {
 		return nil, d, err
 	}
-	if d.reader, err = kandev.Open(ctx, dbURL, kandev.Options{}); err != nil {
+	if d.reader, err = kandev.Open(ctx, dbURL, kandev.Options{BusyTimeout: cfg.Database.BusyTimeout}); err != nil {
 		return nil, d, err
 	}
 	sURL, err := stateURL(cfg)

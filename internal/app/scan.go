@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -77,7 +76,7 @@ func runScan(ctx context.Context, opts Options) error {
 func scanOnce(ctx context.Context, url string, cfg *config.Config, now time.Time) (scan.Report, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.Database.ScanTimeout)
 	defer cancel()
-	r, err := kandev.Open(ctx, url, kandev.Options{})
+	r, err := kandev.Open(ctx, url, kandev.Options{BusyTimeout: cfg.Database.BusyTimeout})
 	if err != nil {
 		return scan.Report{}, err
 	}
@@ -91,9 +90,7 @@ func scanOnce(ctx context.Context, url string, cfg *config.Config, now time.Time
 
 func printReport(w io.Writer, format string, rep scan.Report) error {
 	if format == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return scan.WriteJSON(w, rep)
 	}
 	return scan.WriteTable(w, rep)
 }

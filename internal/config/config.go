@@ -42,6 +42,8 @@ type Database struct {
 	URL         string        `yaml:"url"`
 	URLFile     string        `yaml:"url_file"`
 	ScanTimeout time.Duration `yaml:"scan_timeout"`
+	// BusyTimeout is how long a SQLite read waits on kandev's locks.
+	BusyTimeout time.Duration `yaml:"busy_timeout"`
 }
 
 // Kandev is how watchdogd reaches kandev.

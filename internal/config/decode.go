@@ -247,6 +247,9 @@ func kindName(n *yaml.Node) string {
 }
 
 func join(path, key string) string {
+	if key == "" {
+		key = `""`
+	}
 	if path == "" {
 		return key
 	}

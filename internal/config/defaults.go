@@ -56,6 +56,7 @@ var defaultText = map[string]string{
 
 func applyDefaults(c *Config) {
 	setDur(&c.Database.ScanTimeout, 30*time.Second)
+	setDur(&c.Database.BusyTimeout, 5*time.Second)
 	setDur(&c.CycleTimeout, 2*time.Minute)
 	setStr(&c.Kandev.BaseURL, "http://localhost:38429")
 	setStr(&c.Kandev.CurrentTurnRule, "pre_spec")

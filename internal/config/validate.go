@@ -269,7 +269,7 @@ func Weekday(s string) (time.Weekday, bool) {
 func explicitZeros(c *Config, d *decoder) {
 	v := validator{d: d}
 	for path, val := range map[string]time.Duration{
-		"database.scan_timeout": c.Database.ScanTimeout, "cycle_timeout": c.CycleTimeout,
+		"database.scan_timeout": c.Database.ScanTimeout, "database.busy_timeout": c.Database.BusyTimeout, "cycle_timeout": c.CycleTimeout,
 		"thresholds.stall_after": c.Thresholds.StallAfter, "thresholds.never_started_after": c.Thresholds.NeverStartedAfter,
 		"thresholds.clarification_after": c.Thresholds.ClarificationAfter, "thresholds.permission_after": c.Thresholds.PermissionAfter,
 		"thresholds.interrupted_after": c.Thresholds.InterruptedAfter, "state.claim_ttl": c.State.ClaimTTL,

@@ -180,37 +180,28 @@ func decodeTurns(raw sql.NullString, want int, list bool) ([]probeTurn, error) {
 	if !raw.Valid {
 		return nil, nil
 	}
-	var arrays [][]json.RawMessage
+	var arrays [][]*string
 	if list {
 		if err := json.Unmarshal([]byte(raw.String), &arrays); err != nil {
 			return nil, fmt.Errorf("decode probe %q: %w", raw.String, err)
 		}
 	} else {
-		var one []json.RawMessage
+		var one []*string
 		if err := json.Unmarshal([]byte(raw.String), &one); err != nil {
 			return nil, fmt.Errorf("decode probe %q: %w", raw.String, err)
 		}
-		arrays = [][]json.RawMessage{one}
+		arrays = [][]*string{one}
 	}
 	out := make([]probeTurn, 0, len(arrays))
 	for _, a := range arrays {
-		if len(a) != want {
+		if len(a) != want || a[0] == nil {
 			return nil, fmt.Errorf("decode probe %q: want %d fields", raw.String, want)
 		}
-		var f [4]*string
-		for i := 0; i < 4; i++ {
-			if err := json.Unmarshal(a[i], &f[i]); err != nil {
-				return nil, fmt.Errorf("decode probe %q: %w", raw.String, err)
-			}
-		}
-		if f[0] == nil {
-			return nil, fmt.Errorf("decode probe %q: no id", raw.String)
-		}
-		t := probeTurn{id: *f[0], started: f[1], other: f[2], bad: f[3]}
-		if want == 5 {
-			// SQLite's json_array writes the flag as 0/1, PostgreSQL's
-			// json_build_array as false/true.
-			t.lifecycle = string(a[4]) == "1" || string(a[4]) == "true"
+		t := probeTurn{id: *a[0], started: a[1], other: a[2], bad: a[3]}
+		if want == 5 && a[4] != nil {
+			// The lifecycle flag, as text: SQLite prints 1/0,
+			// PostgreSQL true/false.
+			t.lifecycle = *a[4] == "1" || *a[4] == "true"
 		}
 		out = append(out, t)
 	}

@@ -93,14 +93,14 @@ func sessionsQuery(d authority.Dialect, hasQueued, oneTask bool, probeIndex stri
 	if probeIndex != "" {
 		probeFrom += ` INDEXED BY "` + strings.ReplaceAll(probeIndex, `"`, `""`) + `"`
 	}
-	arr, agg, elem := "json_array", "json_group_array", "json_extract(f.kandev_turn, '$[4]') = 1"
+	arr, agg, elem := "json_array", "json_group_array", "json_extract(f.kandev_turn, '$[4]') = '1'"
 	if d == authority.Postgres {
 		arr, agg, elem = "json_build_array", "json_agg", "(f.kandev_turn::json ->> 4) = 'true'"
 	}
 	open := fmt.Sprintf(`(SELECT %[1]s(%[2]s(tu.id, %[3]s, %[4]s, %[5]s))%[6]s FROM task_session_turns tu
        WHERE tu.task_session_id = a.session_id AND tu.completed_at IS NULL AND %[7]s)`,
 		agg, arr, ts(d, "tu.started_at"), ts(d, "tu.created_at"), badExpr(d, "tu"), textCast(d), pred)
-	kandevView := fmt.Sprintf(`(SELECT %[1]s(tu.id, %[2]s, %[3]s, %[4]s, %[5]s)%[6]s FROM %[7]s
+	kandevView := fmt.Sprintf(`(SELECT %[1]s(tu.id, %[2]s, %[3]s, %[4]s, CAST(%[5]s AS TEXT))%[6]s FROM %[7]s
        WHERE tu.task_session_id = a.session_id AND %[8]s ORDER BY %[9]s LIMIT 1)`,
 		arr, ts(d, "tu.started_at"), ts(d, "tu.completed_at"), badExpr(d, "tu"),
 		authority.FlagSQL(d, "tu.metadata", authority.KeyLifecycleOnly), textCast(d), probeFrom, kpred, korder)

@@ -25,5 +25,5 @@ func DefaultURL(getenv func(string) string) string {
 // a busy timeout, and query_only so that no statement on this connection can
 // write even if mode=ro were lost.
 func sqliteDSN(path string, busyTimeoutMS int) string {
-	return fmt.Sprintf("file:%s?mode=ro&_pragma=busy_timeout(%d)&_pragma=query_only(1)&_pragma=temp_store(2)&_pragma=cache_size(-16000)", dburl.EscapeSQLitePath(path), busyTimeoutMS)
+	return fmt.Sprintf("file:%s?mode=ro&_pragma=busy_timeout(%d)&_pragma=query_only(1)&_pragma=temp_store(2)", dburl.EscapeSQLitePath(path), busyTimeoutMS)
 }

@@ -1,6 +1,8 @@
 package scan
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"sort"
@@ -216,6 +218,29 @@ func TestHumanAge(t *testing.T) {
 	} {
 		if got := HumanAge(d); got != want {
 			t.Errorf("HumanAge(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+// TestWriteJSONMatchesMarshal: the streamed report is the same JSON value
+// as encoding/json's, for an empty and a full report.
+func TestWriteJSONMatchesMarshal(t *testing.T) {
+	s := with(session("WAITING_FOR_INPUT", 80*time.Minute, aggregate(75*time.Minute),
+		clarification("p1", "q1", "pending", 70*time.Minute, "")), func(s *kandev.Session) { s.KandevTurnID = "turn-2" })
+	for _, snap := range []*kandev.Snapshot{{}, {Sessions: []kandev.Session{s, with(s, func(s *kandev.Session) { s.ID = "s2" })}}} {
+		rep := Findings(snap, Options{Thresholds: DefaultThresholds(), BaseURL: "http://k"}, now)
+		var streamed bytes.Buffer
+		if err := WriteJSON(&streamed, rep); err != nil {
+			t.Fatal(err)
+		}
+		var a, b any
+		want, _ := json.Marshal(rep)
+		if err := json.Unmarshal(streamed.Bytes(), &a); err != nil {
+			t.Fatalf("streamed JSON does not parse: %v\n%s", err, streamed.String())
+		}
+		_ = json.Unmarshal(want, &b)
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("streamed %s\nwant %s", streamed.String(), want)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -62,9 +63,10 @@ type Server struct {
 	messages []*Message
 	calls    map[string]int
 	seq      int64
-	// Fault, if set, decides each request's answer by method and the
-	// method's call number (1-based).
+	// Fault, if set, decides each request's answer by method, the method's
+	// call number (1-based) and the request's form (channel, thread_ts…).
 	fault func(method string, n int) Fault
+	faultForm func(method string, n int, form url.Values) Fault
 }
 
 // New starts a server accepting token.
@@ -81,7 +83,14 @@ func (s *Server) APIURL() string { return s.Server.URL + "/api/" }
 func (s *Server) SetFault(f func(method string, n int) Fault) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.fault = f
+	s.fault, s.faultForm = f, nil
+}
+
+// SetFaultByRequest installs fault injection that also sees the request.
+func (s *Server) SetFaultByRequest(f func(method string, n int, form url.Values) Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fault, s.faultForm = nil, f
 }
 
 // Messages returns a copy of every message, in posting order.
@@ -116,8 +125,11 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	s.calls[method]++
 	n := s.calls[method]
 	var f Fault
-	if s.fault != nil {
+	switch {
+	case s.fault != nil:
 		f = s.fault(method, n)
+	case s.faultForm != nil:
+		f = s.faultForm(method, n, r.Form)
 	}
 	s.mu.Unlock()
 	if token != s.Token {

@@ -1,0 +1,600 @@
+//go:build faults
+
+package main
+
+// The fault suite (make test-faults): the real binary under outages,
+// crashes, rate limits, bad rows and hostile input. Long durations are
+// flags: CI runs the short versions, make soak the full ones whose figures
+// go into docs/reliability.md. Each test logs its figures as "FIGURE …".
+
+import (
+	"context"
+	"database/sql"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/pgtest"
+	"github.com/watchdogd/watchdogd/internal/slacktest"
+)
+
+var (
+	outage = flag.Duration("outage", 20*time.Second, "how long kandev's PostgreSQL (and the ledger's) is stopped")
+	soak   = flag.Duration("soak", 90*time.Second, "how long the soak runs")
+	kills  = flag.Int("kills", 50, "how many times the running daemon is SIGKILLed")
+)
+
+func figure(t *testing.T, format string, args ...any) {
+	t.Helper()
+	t.Logf("FIGURE %s: %s", t.Name(), fmt.Sprintf(format, args...))
+}
+
+// lateQuestion adds a session whose question comes due `in` from now
+// (clarification_after is 15m).
+func lateQuestion(ds *kandevtest.Dataset, id string, in time.Duration) {
+	b := kandevtest.NewBuilder(time.Now())
+	s := b.Session(id, "Late question "+id, "ws-web", "WAITING_FOR_INPUT", time.Hour, "")
+	s.Turn("turn-"+id, 40*time.Minute, -1, "").Clarification("p-"+id, "q1", "Due later", "Which one?", nil, "", 15*time.Minute-in, nil)
+	ds.Append(b.DS)
+}
+
+func postsFor(e *env, title string) int {
+	n := 0
+	for _, m := range e.slack.Messages() {
+		if strings.Contains(m.Text, title) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestFaultKandevPostgresOutage: kandev's PostgreSQL stops while the daemon
+// runs. The process stays up, logs once per change of error, /readyz fails
+// within two cycles, scans_total{result="error"} rises, the first cycle
+// after the restart succeeds, and what came due meanwhile is sent once.
+func TestFaultKandevPostgresOutage(t *testing.T) {
+	ctx := context.Background()
+	srv, err := pgtest.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	dsn, err := srv.NewDatabase(ctx, "kandev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := world(time.Now())
+	lateQuestion(&ds, "sess-late", *outage/2+5*time.Second)
+	db, err := kandevtest.CreatePostgres(ctx, dsn, kandevtest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Write(ctx, ds); err != nil {
+		t.Fatal(err)
+	}
+	_ = db.Close()
+	extra, base := daemonConfig(t, "")
+	e := newEnv(t, kandevtest.Dataset{}, "sqlite", extra)
+	e.slack.SetFault(nil)
+	// kandev's database is the PostgreSQL one, from the environment.
+	e.vars["extra"] = extra
+	writeConfigText(t, e, strings.Replace(baseConfig, "  url: sqlite://{{.dir}}/kandev.db\n", "", 1))
+	d := e.startDaemonEnv(base, "WATCHDOGD_DATABASE_URL="+dsn)
+	waitFor(t, 20*time.Second, "ready", func() bool { code, _ := d.get("/readyz"); return code == 200 })
+	waitFor(t, 20*time.Second, "first posts", func() bool { return len(e.slack.Messages()) >= 8 })
+	before := d.metric(t, `watchdogd_scans_total{result="error"}`)
+	stopped := time.Now()
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 3*time.Second+time.Second, "/readyz failing within two cycles", func() bool { code, _ := d.get("/readyz"); return code == 503 })
+	unready := time.Since(stopped)
+	time.Sleep(*outage - time.Since(stopped))
+	failedCycles := d.metric(t, `watchdogd_scans_total{result="error"}`) - before
+	if postsFor(e, "Late question") != 0 {
+		t.Fatal("posted during the outage")
+	}
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	restarted := time.Now()
+	waitFor(t, 20*time.Second, "ready again", func() bool { code, _ := d.get("/readyz"); return code == 200 })
+	recovered := time.Since(restarted)
+	waitFor(t, 20*time.Second, "the question due during the outage", func() bool { return postsFor(e, "Late question") == 1 })
+	time.Sleep(3 * time.Second)
+	if n := postsFor(e, "Late question"); n != 1 {
+		t.Fatalf("the late question was posted %d times", n)
+	}
+	if d.cmd.ProcessState != nil {
+		t.Fatal("the daemon exited")
+	}
+	errorLines := len(logLines(d.out.String(), `"msg":"cycle failed"`))
+	if failedCycles < 5 || errorLines > 4 || float64(errorLines) > failedCycles/3 {
+		t.Fatalf("%v failed cycles logged %d error lines: want one per change of error", failedCycles, errorLines)
+	}
+	if len(logLines(d.out.String(), "cycle recovered")) < 1 {
+		t.Fatal("no recovery logged")
+	}
+	e.exactlyOnce()
+	figure(t, "outage %s: unready after %s, %v failed cycles, %d error log lines, ready %s after restart, late question sent once",
+		outage.String(), unready.Round(100*time.Millisecond), failedCycles, errorLines, recovered.Round(100*time.Millisecond))
+}
+
+// startDaemonEnv starts the daemon with extra environment.
+func (e *env) startDaemonEnv(base string, env ...string) *daemonProc {
+	e.t.Helper()
+	cmd := exec.Command(binary, "run", "--config", e.cfg)
+	cmd.Env = append(append(os.Environ(), e.environ()...), env...)
+	out := newSyncBuffer()
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	d := &daemonProc{cmd: cmd, out: out, base: base, done: make(chan error, 1)}
+	go func() { d.done <- cmd.Wait() }()
+	e.t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-d.done
+		if e.t.Failed() {
+			e.t.Logf("daemon output:\n%s", out.String())
+		}
+	})
+	return d
+}
+
+// TestFaultLedgerPostgresOutage: the PostgreSQL ledger stops: nothing is
+// sent that is not recorded first; delivery resumes without duplicates.
+func TestFaultLedgerPostgresOutage(t *testing.T) {
+	ctx := context.Background()
+	srv, err := pgtest.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	ledgerURL, err := srv.NewDatabase(ctx, "ledger")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := world(time.Now())
+	lateQuestion(&ds, "sess-late", *outage/2+5*time.Second)
+	extra, base := daemonConfig(t, "")
+	e := newEnv(t, ds, ledgerURL, extra)
+	d := e.startDaemon(base)
+	waitFor(t, 20*time.Second, "first posts", func() bool { return len(e.slack.Messages()) == 8 })
+	stopped := time.Now()
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "/readyz failing", func() bool { code, _ := d.get("/readyz"); return code == 503 })
+	time.Sleep(*outage - time.Since(stopped))
+	if n := postsFor(e, "Late question"); n != 0 {
+		t.Fatalf("%d posts while the ledger was down: sent without a record", n)
+	}
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the late question", func() bool { return postsFor(e, "Late question") == 1 })
+	time.Sleep(3 * time.Second)
+	if posts := e.exactlyOnce(); posts != 9 {
+		t.Fatalf("%d posts", posts)
+	}
+	figure(t, "ledger down %s: 0 posts while down, the late question sent once after", outage.String())
+}
+
+// TestFaultLedgerSQLiteReadOnly: a SQLite ledger the daemon cannot write
+// (an unprivileged daemon; root ignores file modes): nothing is sent;
+// once writable, each due step is sent once.
+func TestFaultLedgerSQLiteReadOnly(t *testing.T) {
+	shared, err := os.MkdirTemp("", "watchdogd-ro-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = os.RemoveAll(shared) }()
+	_ = os.Chmod(shared, 0o777)
+	bin := filepath.Join(shared, "watchdogd")
+	if out, err := exec.Command("cp", binary, bin).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	ds := world(time.Now())
+	extra, base := daemonConfig(t, "")
+	e := newEnv(t, ds, "sqlite", extra)
+	for _, p := range []string{e.dir, filepath.Join(e.dir, "kandev.db"), filepath.Join(e.dir, "kandev-token"), e.cfg} {
+		_ = os.Chmod(p, 0o777)
+	}
+	stateDir := filepath.Join(shared, "state")
+	if err := os.Mkdir(stateDir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	e.state = "sqlite://" + filepath.Join(stateDir, "state.db")
+	e.vars["state"] = e.state
+	e.writeConfig()
+	_ = os.Chmod(e.cfg, 0o644)
+	prefix := []string{}
+	if os.Geteuid() == 0 {
+		prefix = []string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"}
+	}
+	run := func(args ...string) (*exec.Cmd, *syncBuffer) {
+		all := append(append([]string{}, prefix...), append([]string{bin}, args...)...)
+		cmd := exec.Command(all[0], all[1:]...)
+		cmd.Env = append(os.Environ(), e.environ()...)
+		out := newSyncBuffer()
+		cmd.Stdout, cmd.Stderr = out, out
+		return cmd, out
+	}
+	// Create the ledger as the daemon's user, then take write access away.
+	init, out := run("run", "--once", "--dry-run", "--config", e.cfg)
+	if err := init.Run(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if err := os.Chmod(filepath.Join(stateDir, "state.db"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Chmod(stateDir, 0o555)
+	cmd, dout := run("run", "--config", e.cfg)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	d := &daemonProc{cmd: cmd, out: dout, base: base}
+	waitFor(t, 20*time.Second, "failing cycles", func() bool { return len(logLines(dout.String(), "cycle failed")) >= 1 })
+	time.Sleep(3 * time.Second)
+	if n := len(e.slack.Messages()); n != 0 {
+		t.Fatalf("%d posts with a read-only ledger: sent without a record\n%s", n, dout.String())
+	}
+	if code, _ := d.get("/readyz"); code != 503 {
+		t.Fatal("ready with a read-only ledger")
+	}
+	_ = os.Chmod(stateDir, 0o777)
+	_ = os.Chmod(filepath.Join(stateDir, "state.db"), 0o666)
+	waitFor(t, 30*time.Second, "posts once writable", func() bool { return len(e.slack.Messages()) == 8 })
+	time.Sleep(3 * time.Second)
+	if posts := e.exactlyOnce(); posts != 8 {
+		t.Fatalf("%d posts", posts)
+	}
+	figure(t, "read-only SQLite ledger (daemon as uid %d): 0 posts while read-only, 8 once writable, no duplicates", map[bool]int{true: 65534, false: os.Geteuid()}[os.Geteuid() == 0])
+}
+
+// TestFaultSQLiteLocked: a kandev writer holding an exclusive lock makes
+// the busy timeout apply and the cycle fail cleanly; the next succeeds once
+// it lets go. An ordinary writer's long transaction does not block the
+// scan (WAL mode).
+func TestFaultSQLiteLocked(t *testing.T) {
+	extra, base := daemonConfig(t, "")
+	e := newEnv(t, world(time.Now()), "sqlite", extra+"database:\n  busy_timeout: 500ms\n")
+	writeConfigText(t, e, strings.Replace(baseConfig, "  url: sqlite://{{.dir}}/kandev.db\n", "  url: sqlite://{{.dir}}/kandev.db\n  busy_timeout: 500ms\n", 1))
+	d := e.startDaemon(base)
+	waitFor(t, 20*time.Second, "ready", func() bool { code, _ := d.get("/readyz"); return code == 200 })
+	// An ordinary long write transaction: scans go on.
+	w := e.kandev.DB()
+	tx, err := w.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(`UPDATE tasks SET title = title || '' WHERE id = 'task-sess-busy'`); err != nil {
+		t.Fatal(err)
+	}
+	ok := d.metric(t, `watchdogd_scans_total{result="success"}`)
+	waitFor(t, 10*time.Second, "scans during a long write", func() bool { return d.metric(t, `watchdogd_scans_total{result="success"}`) >= ok+3 })
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	// An exclusive lock: scans fail after the busy timeout, cleanly.
+	lock, err := sql.Open("sqlite", "file:"+filepath.Join(e.dir, "kandev.db")+"?_pragma=locking_mode(EXCLUSIVE)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock.SetMaxOpenConns(1)
+	ltx, err := lock.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ltx.Exec(`UPDATE tasks SET title = title WHERE id = 'task-sess-busy'`); err != nil {
+		t.Fatal(err)
+	}
+	if err := ltx.Commit(); err != nil { // exclusive mode keeps the lock after commit
+		t.Fatal(err)
+	}
+	errs := d.metric(t, `watchdogd_scans_total{result="error"}`)
+	waitFor(t, 15*time.Second, "failed scans under the lock", func() bool { return d.metric(t, `watchdogd_scans_total{result="error"}`) >= errs+2 })
+	if !strings.Contains(d.out.String(), "locked") && !strings.Contains(d.out.String(), "busy") {
+		t.Fatalf("the failure does not say the database is locked:\n%s", d.out.String())
+	}
+	_ = lock.Close()
+	ok = d.metric(t, `watchdogd_scans_total{result="success"}`)
+	waitFor(t, 10*time.Second, "scans after the lock", func() bool { return d.metric(t, `watchdogd_scans_total{result="success"}`) >= ok+2 })
+	e.exactlyOnce()
+	figure(t, "exclusive lock: cycles failed after busy_timeout 500ms and recovered; a long write transaction did not block scans")
+}
+
+// TestFaultSlack: a period of 500s, a 429 storm with Retry-After, answers
+// slower than the client timeout (posts that landed), and invalid_auth on
+// one channel: nothing lost, nothing duplicated, nothing sent inside a
+// Retry-After window, one clear line and no retry for invalid_auth.
+func TestFaultSlack(t *testing.T) {
+	extra, base := daemonConfig(t, "")
+	e := newEnv(t, world(time.Now()), "sqlite", extra)
+	var mu sync.Mutex
+	var windows [][2]time.Time // 429 windows per channel
+	window := map[string][2]time.Time{}
+	start := time.Now()
+	phase := func() string {
+		switch el := time.Since(start); {
+		case el < 4*time.Second:
+			return "500"
+		case el < 10*time.Second:
+			return "429"
+		case el < 14*time.Second:
+			return "slow"
+		}
+		return "ok"
+	}
+	e.slack.SetFaultByRequest(func(method string, n int, form url.Values) slacktest.Fault {
+		ch := form.Get("channel")
+		if ch == "C-docs" && method == "chat.postMessage" {
+			return slacktest.Fault{SlackError: "invalid_auth"}
+		}
+		if method != "chat.postMessage" && method != "chat.update" {
+			return slacktest.Fault{}
+		}
+		switch phase() {
+		case "500":
+			return slacktest.Fault{Status: 500}
+		case "429":
+			mu.Lock()
+			defer mu.Unlock()
+			if w, ok := window[ch]; ok && time.Now().Before(w[1]) {
+				windows = append(windows, [2]time.Time{w[0], time.Now()}) // a request inside a window
+			}
+			window[ch] = [2]time.Time{time.Now(), time.Now().Add(2 * time.Second)}
+			return slacktest.Fault{Status: 429, RetryAfter: 2}
+		case "slow":
+			return slacktest.Fault{Delay: 1500 * time.Millisecond, Record: true}
+		}
+		return slacktest.Fault{}
+	})
+	d := e.startDaemon(base)
+	waitFor(t, 60*time.Second, "every post but C-docs'", func() bool {
+		n := 0
+		for _, m := range e.slack.Messages() {
+			if m.Channel != "C-docs" {
+				n++
+			}
+		}
+		return n == 5 && time.Since(start) > 16*time.Second
+	})
+	time.Sleep(3 * time.Second)
+	mu.Lock()
+	inside := len(windows)
+	mu.Unlock()
+	if inside > 0 {
+		t.Fatalf("%d requests inside a Retry-After window", inside)
+	}
+	failed := 0
+	for _, a := range e.actions() {
+		if a.State == "failed" {
+			failed++
+			if a.Attempts != 1 || !strings.Contains(a.Error, "invalid_auth") {
+				t.Errorf("invalid_auth action: %d attempts, %q", a.Attempts, a.Error)
+			}
+		}
+	}
+	authLines := len(logLines(d.out.String(), "invalid_auth"))
+	if failed != 3 || authLines != failed {
+		t.Fatalf("%d failed actions, %d invalid_auth log lines", failed, authLines)
+	}
+	posts := e.exactlyOnce()
+	figure(t, "500s for 4s, 429 storm for 6s (Retry-After 2s), slow answers 4s, invalid_auth on one channel: %d posts once each, 0 requests inside a Retry-After window, %d permanent failures with one log line each, rate-limited %v times",
+		posts, failed, d.metric(t, "watchdogd_slack_rate_limited_total"))
+}
+
+// TestFaultKandevWebSocket: nudges while kandev's WebSocket refuses
+// connections, closes mid-request, and answers errors.
+func TestFaultKandevWebSocket(t *testing.T) {
+	extra, base := daemonConfig(t, "policy:\n  interrupted_session:\n    steps: [{after: 0s, action: nudge}]\n  unanswered_clarification:\n    steps: [{after: 0s, action: nudge}]\n")
+	e := newEnv(t, world(time.Now()), "sqlite", extra)
+	// kandev is down: base_url points at a closed port for a while.
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	deadURL := "http://" + l.Addr().String()
+	_ = l.Close()
+	realURL := e.vars["ws"]
+	e.vars["ws"] = deadURL
+	e.writeConfig()
+	d := e.startDaemon(base)
+	waitFor(t, 20*time.Second, "retries while refused", func() bool {
+		return d.metric(t, `watchdogd_actions_total{action="nudge",result="retried"}`) >= 2
+	})
+	// kandev is back, but drops the first two requests mid-way and refuses
+	// the question's session.
+	var n int
+	var mu sync.Mutex
+	e.ws.Fail = func(action string) string {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		if n <= 2 {
+			return "close"
+		}
+		return ""
+	}
+	e.ws.SetState("sess-question", "COMPLETED")
+	e.vars["ws"] = realURL
+	e.writeConfig()
+	_ = d.cmd.Process.Signal(syscall.SIGHUP)
+	waitFor(t, 60*time.Second, "the nudge delivered", func() bool { return len(e.ws.Messages()) >= 1 })
+	time.Sleep(8 * time.Second)
+	if msgs := e.ws.Messages(); len(msgs) != 1 || msgs[0].SessionID != "sess-parked" {
+		t.Fatalf("kandev messages %+v", msgs)
+	}
+	var failed int
+	for _, a := range e.actions() {
+		if a.Kind == "nudge" && a.State == "failed" {
+			failed++
+		}
+	}
+	if failed != 1 {
+		t.Fatalf("%d failed nudges, want the refused one", failed)
+	}
+	figure(t, "refused connections, 2 dropped mid-request, 1 refusal: 1 nudge delivered once (%d replays deduplicated), 1 permanent failure", e.ws.Duplicates())
+}
+
+// TestFaultSIGKILL: the running daemon (scheduler included) is SIGKILLed
+// at random moments, again and again; restarted each time. Exactly one
+// message per due step.
+func TestFaultSIGKILL(t *testing.T) {
+	extra, base := daemonConfig(t, "policy:\n  unanswered_clarification:\n    steps:\n      - {after: 0s, action: slack}\n      - {after: 34m, action: slack, mention: true}\n    repeat_every: 10s\n")
+	e := newEnv(t, world(time.Now()), "sqlite", extra)
+	e.slack.SetFault(func(string, int) slacktest.Fault { return slacktest.Fault{Delay: 300 * time.Millisecond, Record: true} })
+	rng := rand.New(rand.NewPCG(7, 11))
+	evidence := 0
+	for i := 0; i < *kills; i++ {
+		d := e.startDaemon(base)
+		time.Sleep(time.Duration(100+rng.IntN(1400)) * time.Millisecond)
+		_ = d.cmd.Process.Signal(syscall.SIGKILL)
+		<-d.done
+		d.done <- nil
+		evidence += len(logLines(d.out.String(), "settled from evidence"))
+	}
+	e.slack.SetFault(nil)
+	// Run until quiet: stale claims pass claim_ttl and are settled.
+	d := e.startDaemon(base)
+	time.Sleep(6 * time.Second)
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	<-d.done
+	d.done <- nil
+	evidence += len(logLines(d.out.String(), "settled from evidence"))
+	posts := e.exactlyOnce()
+	replies := 0
+	for _, m := range e.slack.Messages() {
+		if m.ThreadTS != "" {
+			replies++
+		}
+	}
+	if evidence == 0 || replies == 0 {
+		t.Fatalf("evidence settlements %d, replies %d: the kills missed the window between post and record", evidence, replies)
+	}
+	figure(t, "%d SIGKILLs of the running daemon: %d posts (%d thread replies), each once; %d deliveries settled from Slack's history", *kills, posts, replies, evidence)
+}
+
+// TestFaultHostileData: a 10 MB metadata value, titles and questions with
+// Slack markup, <!channel>, HTML and quotes, ids with quotes and semicolons:
+// the scan completes on both dialects, the Slack text is escaped, kandev's
+// tables are intact.
+func TestFaultHostileData(t *testing.T) {
+	now := time.Now()
+	b := kandevtest.NewBuilder(now)
+	evil := `<!channel> *bold* <script>alert("x")</script> "quotes" 'single' & <https://evil.example|click>`
+	s := b.Session(`sess'; DROP TABLE tasks;--`, evil, `ws"; DELETE FROM task_sessions;--`, "WAITING_FOR_INPUT", time.Hour, "")
+	big := `{"pad": "` + strings.Repeat("x", 10<<20) + `"}`
+	tb := s.Turn(`turn"'; --`, 50*time.Minute, -1, big)
+	tb.Clarification(`p'";--`, `q<!here>`, evil, evil+" "+strings.Repeat("long ", 5000), []kandevtest.QuestionOpt{{ID: "a", Label: evil, Description: evil}}, "", 30*time.Minute, nil)
+	b.DS.Messages[len(b.DS.Messages)-1].Metadata = kandevtest.P(strings.TrimSuffix(*b.DS.Messages[len(b.DS.Messages)-1].Metadata, "}") + `, "pad": "` + strings.Repeat("y", 10<<20) + `"}`)
+	ctx := context.Background()
+	pgsrv, err := pgtest.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pgsrv.Close()
+	dsn, _ := pgsrv.NewDatabase(ctx, "hostile")
+	pgdb, err := kandevtest.CreatePostgres(ctx, dsn, kandevtest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pgdb.Write(ctx, b.DS); err != nil {
+		t.Fatal(err)
+	}
+	_ = pgdb.Close()
+	for _, dialect := range []string{"sqlite", "postgres"} {
+		e := newEnv(t, b.DS, "sqlite", "")
+		env := []string{}
+		if dialect == "postgres" {
+			env = append(env, "WATCHDOGD_DATABASE_URL="+dsn)
+		}
+		r := watchdogd(t, append(e.environ(), env...), "run", "--once", "--config", e.cfg)
+		if r.code != 0 {
+			t.Fatalf("%s: run --once: %s", dialect, r.stderr)
+		}
+		msgs := e.slack.Messages()
+		if len(msgs) != 1 {
+			t.Fatalf("%s: %d messages", dialect, len(msgs))
+		}
+		for _, blk := range msgs[0].Blocks {
+			if txt, ok := blk["text"].(map[string]any); ok && txt["type"] == "mrkdwn" {
+				body := txt["text"].(string)
+				for _, bad := range []string{"<!channel>", "<!here>", "<script>", "<https://evil"} {
+					if strings.Contains(body, bad) {
+						t.Fatalf("%s: mrkdwn carries %q unescaped: %q", dialect, bad, body)
+					}
+				}
+			}
+		}
+		if strings.Contains(msgs[0].Text, "<!channel>") {
+			t.Fatalf("%s: fallback text pings @channel", dialect)
+		}
+	}
+	// kandev's tables are intact (no statement was built from data).
+	check, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = check.Close() }()
+	var tasks, sessions int
+	if err := check.QueryRow("SELECT (SELECT count(*) FROM tasks), (SELECT count(*) FROM task_sessions)").Scan(&tasks, &sessions); err != nil || tasks != 1 || sessions != 1 {
+		t.Fatalf("kandev's tables: %d tasks, %d sessions, %v", tasks, sessions, err)
+	}
+	figure(t, "10 MB metadata on a turn and a message, markup/HTML/quotes in titles and questions, SQL in ids: scanned on both dialects, one escaped post each, tables intact")
+}
+
+// TestFaultSecretsNeverLeak: with tokens and a database password
+// configured, no log line, error, API response, status page or
+// check-config output contains them.
+func TestFaultSecretsNeverLeak(t *testing.T) {
+	extra, base := daemonConfig(t, "")
+	e := newEnv(t, world(time.Now()), "sqlite", extra)
+	e.slack.SetFault(func(method string, n int) slacktest.Fault {
+		if n%3 == 0 {
+			return slacktest.Fault{SlackError: "invalid_auth"}
+		}
+		return slacktest.Fault{}
+	})
+	d := e.startDaemon(base)
+	waitFor(t, 20*time.Second, "posts", func() bool { return len(e.slack.Messages()) >= 3 })
+	outs := []string{}
+	for _, p := range []string{"/", "/api/v1/findings", "/metrics", "/readyz"} {
+		_, body := d.get(p)
+		outs = append(outs, body)
+	}
+	// A database URL with a password, from the environment, that fails.
+	const password = "hunter2-do-not-log"
+	dead := "postgres://watchdogd:" + password + "@127.0.0.1:1/kandev?connect_timeout=1"
+	for _, args := range [][]string{
+		{"scan", "--config", e.cfg, "--database-url", dead},
+		{"run", "--once", "--config", e.cfg, "--database-url", dead},
+		{"check-config", e.cfg},
+	} {
+		r := watchdogd(t, e.environ(), args...)
+		outs = append(outs, r.stdout, r.stderr)
+	}
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	<-d.done
+	d.done <- nil
+	outs = append(outs, d.out.String())
+	for _, o := range outs {
+		for _, secret := range []string{slackToken, kandevToken, password} {
+			if strings.Contains(o, secret) {
+				t.Fatalf("%q leaked:\n%.2000s", secret, o)
+			}
+		}
+	}
+	figure(t, "Slack token, kandev token and a database password: absent from %d outputs (logs, errors, status page, API, metrics, check-config)", len(outs))
+}

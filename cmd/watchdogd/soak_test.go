@@ -1,0 +1,127 @@
+//go:build faults
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/watchdogd/watchdogd/internal/kandevtest"
+)
+
+// TestSoak runs the daemon at a one-second schedule over sessions that
+// progress, stall, ask and get answered, for -soak (90s on CI, 10 minutes
+// in make soak): RSS grows by less than 10 MiB, goroutines stay flat, no
+// message is duplicated, and every episode resolves once its condition
+// clears.
+func TestSoak(t *testing.T) {
+	const sessions = 30
+	now := time.Now()
+	b := kandevtest.NewBuilder(now)
+	for i := 0; i < sessions; i++ {
+		s := b.Session(fmt.Sprintf("soak-%02d", i), fmt.Sprintf("Soak task %d", i), fmt.Sprintf("ws-%d", i%3), "RUNNING", time.Hour, "")
+		s.Turn(fmt.Sprintf("soak-%02d-t0", i), time.Minute, -1, "").Agent("tool_call", time.Second)
+	}
+	extra, base := daemonConfig(t, `thresholds:
+  stall_after: 4s
+  clarification_after: 2s
+  never_started_after: 4s
+policy:
+  unanswered_clarification:
+    steps: [{after: 0s, action: slack}, {after: 6s, action: slack, mention: true}]
+    repeat_every: 6s
+  stalled_turn:
+    steps: [{after: 0s, action: slack}, {after: 5s, action: slack, mention: true}]
+`)
+	e := newEnv(t, b.DS, "sqlite", extra)
+	d := e.startDaemon(base)
+	waitFor(t, 20*time.Second, "ready", func() bool { code, _ := d.get("/readyz"); return code == 200 })
+
+	db := e.kandev.DB()
+	rng := rand.New(rand.NewPCG(3, 5))
+	turn := make([]int, sessions)
+	var mutations int
+	var mu sync.Mutex
+	mutate := func(i int) {
+		id := fmt.Sprintf("soak-%02d", i)
+		cur := fmt.Sprintf("%s-t%d", id, turn[i])
+		ts := kandevtest.TS(time.Now())
+		var err error
+		switch r := rng.IntN(10); {
+		case r < 4: // the agent works
+			_, err = db.Exec(`INSERT INTO task_session_messages (id, task_session_id, task_id, turn_id, author_type, type, content, metadata, created_at, updated_at)
+			  VALUES (?, ?, ?, ?, 'agent', 'tool_call', 'working', '{}', ?, ?)`, fmt.Sprintf("%s-m%d", cur, rng.Int()), id, "task-"+id, cur, ts, ts)
+		case r < 7: // silence: it may stall
+		case r == 7: // it asks
+			_, err = db.Exec(`INSERT INTO task_session_messages (id, task_session_id, task_id, turn_id, author_type, type, content, metadata, created_at, updated_at)
+			  VALUES (?, ?, ?, ?, 'agent', 'clarification_request', 'Which?', ?, ?, ?)`, fmt.Sprintf("%s-q%d", cur, rng.Int()), id, "task-"+id, cur,
+				fmt.Sprintf(`{"pending_id": "p-%s-%d", "question_id": "q", "status": "pending"}`, cur, rng.IntN(3)), ts, ts)
+		case r == 8: // a human answers
+			_, err = db.Exec(`UPDATE task_session_messages SET metadata = json_set(metadata, '$.status', 'answered') WHERE task_session_id = ? AND type = 'clarification_request'`, id)
+		default: // the turn ends and a new one starts
+			if _, err = db.Exec(`UPDATE task_session_turns SET completed_at = ? WHERE task_session_id = ? AND completed_at IS NULL`, ts, id); err == nil {
+				turn[i]++
+				_, err = db.Exec(`INSERT INTO task_session_turns (id, task_session_id, task_id, started_at, created_at, metadata) VALUES (?, ?, ?, ?, ?, '{}')`,
+					fmt.Sprintf("%s-t%d", id, turn[i]), id, "task-"+id, ts, ts)
+			}
+		}
+		if err != nil {
+			t.Error(err)
+		}
+		mu.Lock()
+		mutations++
+		mu.Unlock()
+	}
+	time.Sleep(10 * time.Second) // warm up
+	rss0, g0 := d.metric(t, "process_resident_memory_bytes"), d.metric(t, "go_goroutines")
+	end := time.Now().Add(*soak)
+	var rssMax float64
+	for time.Now().Before(end) {
+		for i := 0; i < sessions; i++ {
+			mutate(i)
+		}
+		if v := d.metric(t, "process_resident_memory_bytes"); v > rssMax {
+			rssMax = v
+		}
+		time.Sleep(time.Second)
+	}
+	rss1, g1 := d.metric(t, "process_resident_memory_bytes"), d.metric(t, "go_goroutines")
+	// Every condition clears: turns end, questions are answered, sessions
+	// complete.
+	ts := kandevtest.TS(time.Now())
+	for _, q := range []string{
+		`UPDATE task_session_messages SET metadata = json_set(metadata, '$.status', 'answered') WHERE type = 'clarification_request'`,
+		`UPDATE task_session_turns SET completed_at = '` + ts + `' WHERE completed_at IS NULL`,
+		`UPDATE task_sessions SET state = 'COMPLETED'`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, 20*time.Second, "every episode resolved", func() bool {
+		eps, err := e.ledger().Episodes(context.Background(), true, 1000)
+		return err == nil && len(eps) == 0
+	})
+	time.Sleep(3 * time.Second) // the resolves' edits go out
+	posts := e.exactlyOnce()
+	eps, _ := e.ledger().Episodes(context.Background(), false, 100000)
+	growth := (rss1 - rss0) / (1 << 20)
+	if growth >= 10 {
+		t.Errorf("RSS grew %.1f MiB (%.1f → %.1f)", growth, rss0/(1<<20), rss1/(1<<20))
+	}
+	if g1 > g0+5 {
+		t.Errorf("goroutines %v → %v", g0, g1)
+	}
+	edited := 0
+	for _, m := range e.slack.Messages() {
+		if m.Edits > 0 {
+			edited++
+		}
+	}
+	figure(t, "%s at a 1s schedule, %d sessions, %d mutations: %d episodes, %d posts once each, %d first messages edited on resolve, all resolved; RSS %.1f → %.1f MiB (max %.1f), goroutines %v → %v",
+		soak.String(), sessions, mutations, len(eps), posts, edited, rss0/(1<<20), rss1/(1<<20), rssMax/(1<<20), g0, g1)
+}
