@@ -114,7 +114,7 @@ func (c *Cycle) deliverOne(ctx context.Context, run *deliveryRun, d ledger.Due) 
 	c.count(run, d.Action, result)
 	switch out.State {
 	case ledger.StateDelivered:
-		log.Info("action delivered", zap.String("channel", out.ResultChannel), zap.String("ts", out.ResultTS))
+		log.Info("action delivered", zap.String("channel", out.ResultChannel), zap.String("slack_ts", out.ResultTS))
 	case ledger.StateFailed:
 		log.Error("action failed", zap.String("err", out.Error))
 	case ledger.StateSuperseded:
@@ -158,7 +158,7 @@ func (c *Cycle) attempt(ctx context.Context, run *deliveryRun, cl ledger.Claim, 
 			return c.failed(now, a, err, log)
 		}
 		if found {
-			log.Info("found an earlier attempt in Slack; settled from evidence", zap.String("ts", ts))
+			log.Info("found an earlier attempt in Slack; settled from evidence", zap.String("slack_ts", ts))
 			return ledger.Outcome{State: ledger.StateDelivered, ResultChannel: a.Channel, ResultTS: ts}
 		}
 	}

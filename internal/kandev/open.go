@@ -65,6 +65,10 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Reader, error) {
 		if err != nil {
 			return nil, fmt.Errorf("open kandev database %s: %w", r.name, err)
 		}
+		// An observer keeps no connection to kandev's file between reads:
+		// in WAL mode an open connection holds a shared lock on it, which
+		// would stand in the way of kandev's own exclusive operations.
+		r.db.SetMaxIdleConns(0)
 	case authority.Postgres:
 		cfg, err := pgx.ParseConfig(target.DSN)
 		if err != nil {
