@@ -32,13 +32,13 @@ var Sizes = []Size{
 
 // Result is one dialect × size row.
 type Result struct {
-	Dialect, Size                    string
+	Dialect, Size                     string
 	Sessions, Active, Turns, Messages int
-	Scan, Floor, Naive, ScanHistory2 time.Duration
+	Scan, Floor, Naive, ScanHistory2  time.Duration
 	// ScanIndexed is the scan with the index recommended to kandev.
-	ScanIndexed time.Duration
-	NaiveQueries                     int
-	RSSMiB                           float64
+	ScanIndexed  time.Duration
+	NaiveQueries int
+	RSSMiB       float64
 }
 
 // median runs f runs times after one warm-up and returns the median.
@@ -159,4 +159,3 @@ func naiveOnce(ctx context.Context, db *sql.DB, pg bool) (int, error) {
 	}
 	return queries, nil
 }
-

@@ -304,7 +304,7 @@ func explain(ctx context.Context, w io.Writer, r *kandev.Reader, raw *sql.DB, di
 	}
 	for _, st := range []struct {
 		name, q string
-		args []any
+		args    []any
 	}{{"sessions", sessions, nil}, {"messages", messages, []any{arg}}} {
 		fmt.Fprintf(w, "\n### %s: %s statement\n\n```\n", dialect, st.name)
 		rows, err := raw.QueryContext(ctx, prefix+st.q, st.args...)

@@ -65,7 +65,7 @@ type Server struct {
 	seq      int64
 	// Fault, if set, decides each request's answer by method, the method's
 	// call number (1-based) and the request's form (channel, thread_ts…).
-	fault func(method string, n int) Fault
+	fault     func(method string, n int) Fault
 	faultForm func(method string, n int, form url.Values) Fault
 }
 
