@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -88,7 +89,7 @@ func parseArgs(args []string, stdout, stderr io.Writer) (app.Options, int, bool)
 		return opts, app.ExitUsage, false
 	}
 	if err := fs.Parse(rest); err != nil {
-		if err == flag.ErrHelp {
+		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stdout, "Usage of watchdogd %s:\n", opts.Command)
 			fs.SetOutput(stdout)
 			fs.PrintDefaults()

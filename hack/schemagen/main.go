@@ -67,7 +67,7 @@ func moduleDir(modVersion string) (string, error) {
 	b, err := cmd.Output()
 	var info struct{ Dir, Error string }
 	if jerr := json.Unmarshal(b, &info); jerr != nil || info.Dir == "" {
-		return "", fmt.Errorf("go mod download %s: %v %s", modVersion, err, info.Error)
+		return "", fmt.Errorf("go mod download %s: %w (%s)", modVersion, errors.Join(err, jerr), info.Error)
 	}
 	return info.Dir, nil
 }

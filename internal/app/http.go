@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -49,7 +50,7 @@ func (d *daemon) serveHTTP(cfg *config.Config) (*http.Server, error) {
 	flags := &web.FlagConfig{WebListenAddresses: &[]string{listen}, WebConfigFile: &webCfg}
 	logger := slog.New(slog.NewJSONHandler(d.opts.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	go func() {
-		if err := web.Serve(ln, srv, flags, logger); err != nil && err != http.ErrServerClosed {
+		if err := web.Serve(ln, srv, flags, logger); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			d.log.Error("HTTP server", zap.Error(err))
 		}
 	}()

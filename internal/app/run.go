@@ -148,7 +148,7 @@ func newLeveledLogger(cfg config.Log, w io.Writer) (*zap.Logger, zap.AtomicLevel
 	ec := zap.NewProductionEncoderConfig()
 	ec.TimeKey, ec.EncodeTime = "ts", zapcore.ISO8601TimeEncoder
 	ec.MessageKey = "msg"
-	var enc zapcore.Encoder = zapcore.NewJSONEncoder(ec)
+	enc := zapcore.NewJSONEncoder(ec)
 	if format == "console" {
 		ec.EncodeLevel = zapcore.CapitalLevelEncoder
 		if terminal {

@@ -6,6 +6,7 @@ package bench
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"sort"
 	"strings"
 	"time"
@@ -134,7 +135,7 @@ func naiveOnce(ctx context.Context, db *sql.DB, pg bool) (int, error) {
 		var completed sql.NullString
 		err := db.QueryRowContext(ctx, p(`SELECT id, CAST(completed_at AS TEXT) FROM task_session_turns WHERE task_session_id = $1 ORDER BY started_at DESC LIMIT 1`), id).Scan(&turn, &completed)
 		queries++
-		if err == sql.ErrNoRows {
+		if errors.Is(err, sql.ErrNoRows) {
 			continue
 		}
 		if err != nil {

@@ -271,7 +271,7 @@ func peakRSS(ctx context.Context, binary, url string) (float64, error) {
 		select {
 		case err := <-done:
 			if err != nil {
-				return 0, fmt.Errorf("watchdogd scan: %v: %s", err, stderr.String())
+				return 0, fmt.Errorf("watchdogd scan: %w: %s", err, stderr.String())
 			}
 			return peak, nil
 		case <-time.After(200 * time.Microsecond):

@@ -107,7 +107,7 @@ func (r *Reader) readSessions(ctx context.Context, tx *sql.Tx, snap *Snapshot, a
 		return sessions, nil
 	}
 	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) || !(strings.HasPrefix(pgErr.Code, "22") || pgErr.Code == "54001") {
+	if !errors.As(err, &pgErr) || !strings.HasPrefix(pgErr.Code, "22") && pgErr.Code != "54001" {
 		return nil, err
 	}
 	if err := r.exec(ctx, tx, snap, "ROLLBACK TO SAVEPOINT watchdogd_fast"); err != nil {
@@ -350,15 +350,6 @@ func (r *Reader) resolveInGo(snap *Snapshot, s *Session, turns []authority.Turn,
 	}
 }
 
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
 // readMessages reads the current turns' messages in one statement.
 func (r *Reader) readMessages(ctx context.Context, tx *sql.Tx, snap *Snapshot, sessions []Session) error {
 	byTurn := map[string]int{}
@@ -416,7 +407,7 @@ func (r *Reader) readMessages(ctx context.Context, tx *sql.Tx, snap *Snapshot, s
 func (r *Reader) decodeMessages(snap *Snapshot, probe string) ([]Message, error) {
 	var p []json.RawMessage
 	if err := json.Unmarshal([]byte(probe), &p); err != nil || len(p) != 3 {
-		return nil, fmt.Errorf("decode messages %.200q: %v", probe, err)
+		return nil, fmt.Errorf("decode messages %.200q: %w", probe, errors.Join(err, errors.New("want 3 fields")))
 	}
 	var out []Message
 	var at, typ *string

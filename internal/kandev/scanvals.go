@@ -38,8 +38,6 @@ func (s *stamp) Scan(v any) error {
 	return nil
 }
 
-func (s stamp) null() bool { return !s.valid }
-
 // time parses the value; an unparseable one is counted and read as missing.
 func (s stamp) time(snap *Snapshot) time.Time {
 	if !s.valid {

@@ -27,12 +27,20 @@ func activeCTE(d authority.Dialect, oneTask bool) string {
 			filter = " AND s.task_id = $1"
 		}
 	}
+	// Tasks are looked up by primary key per active session. On PostgreSQL a
+	// LATERAL join with LIMIT 1 (a fence against its pull-up into a plain
+	// join) keeps it that way: a hash join would read every task,
+	// and the scan's cost would grow with history.
+	join := "JOIN tasks t ON t.id = s.task_id AND t.archived_at IS NULL"
+	if d == authority.Postgres {
+		join = "JOIN LATERAL (SELECT tt.title, tt.workspace_id, tt.metadata FROM tasks tt WHERE tt.id = s.task_id AND tt.archived_at IS NULL LIMIT 1) t ON true"
+	}
 	return fmt.Sprintf(`active AS (
   SELECT s.id AS session_id, s.task_id, s.state, CAST(s.is_primary AS INTEGER) <> 0 AS is_primary,
          %s AS session_started_at, t.title, t.workspace_id, t.metadata AS task_metadata
-  FROM task_sessions s JOIN tasks t ON t.id = s.task_id
-  WHERE s.state IN %s AND t.archived_at IS NULL%s
-)`, started, activeStates, filter)
+  FROM task_sessions s %s
+  WHERE s.state IN %s%s
+)`, started, join, activeStates, filter)
 }
 
 // queuedJoin counts queued_messages per session in one pass over that small

@@ -54,7 +54,7 @@ func NewWSServer(states map[string]string) *WSServer {
 }
 
 // BaseURL is kandev.base_url for this server.
-func (s *WSServer) BaseURL() string { return s.Server.URL }
+func (s *WSServer) BaseURL() string { return s.URL }
 
 // Messages returns accepted messages.
 func (s *WSServer) Messages() []WSMessage {
@@ -146,10 +146,10 @@ func (s *WSServer) serve(action string, raw json.RawMessage) (string, any) {
 			s.dups++
 			return "response", map[string]string{"status": "duplicate"}
 		}
-		switch st := s.state[p["session_id"]]; {
-		case st == "RUNNING":
+		switch st := s.state[p["session_id"]]; st {
+		case "RUNNING":
 			return "error", map[string]string{"code": "SESSION_RUNNING", "message": "session is running; wait for the turn to end"}
-		case st == "COMPLETED" || st == "FAILED" || st == "CANCELLED":
+		case "COMPLETED", "FAILED", "CANCELLED":
 			return "error", map[string]string{"code": "SESSION_TERMINAL", "message": "session " + strings.ToLower(st)}
 		}
 		m := WSMessage{TaskID: p["task_id"], SessionID: p["session_id"], Content: p["content"], ClientMessageID: p["client_message_id"]}

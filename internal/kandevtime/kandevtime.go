@@ -37,7 +37,7 @@ func Parse(s string) (t time.Time, ok bool) {
 	hour, ok4 := digits(s[11:13])
 	minute, ok5 := digits(s[14:16])
 	sec, ok6 := digits(s[17:19])
-	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) {
+	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 {
 		return time.Time{}, false
 	}
 	if month < 1 || month > 12 || day < 1 || day > daysIn(month, year) || hour > 23 || minute > 59 || sec > 59 {

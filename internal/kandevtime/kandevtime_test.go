@@ -50,7 +50,7 @@ func TestFormats(t *testing.T) {
 	if got := RFC3339(at); got != "2026-08-22T09:00:00.5Z" {
 		t.Errorf("RFC3339 = %q", got)
 	}
-	if a, b := Canonical(at), Canonical(at.Add(time.Nanosecond)); !(a < b) {
+	if a, b := Canonical(at), Canonical(at.Add(time.Nanosecond)); a >= b {
 		t.Errorf("Canonical does not order: %q !< %q", a, b)
 	}
 }

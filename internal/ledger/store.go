@@ -186,13 +186,6 @@ func fromNullUS(v sql.NullInt64) time.Time {
 	return fromUS(v.Int64)
 }
 
-func nullUS(t time.Time) any {
-	if t.IsZero() {
-		return nil
-	}
-	return t.UnixMicro()
-}
-
 // fileLock serialises SQLite migrations across processes with flock(2) on
 // a file beside the database.
 type fileLock struct {

@@ -198,7 +198,8 @@ func (p *planner) missing(e ledger.Episode) {
 	if first == nil || !p.policy(e.Kind).ResolveEnabled() || !p.in.Slack {
 		return
 	}
-	if first.State != ledger.StateDelivered && first.State != ledger.StateClaimed && !(first.State == ledger.StatePending && first.Uncertain) {
+	mayHaveLanded := first.State == ledger.StateDelivered || first.State == ledger.StateClaimed || first.State == ledger.StatePending && first.Uncertain
+	if !mayHaveLanded {
 		return
 	}
 	a := ledger.Action{Key: Key(e.ID, "resolve"), EpisodeID: e.ID, Seq: "resolve", Kind: ledger.KindSlackUpdate,

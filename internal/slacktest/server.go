@@ -77,7 +77,7 @@ func New(token string) *Server {
 }
 
 // URL is the API base URL for slack.api_url.
-func (s *Server) APIURL() string { return s.Server.URL + "/api/" }
+func (s *Server) APIURL() string { return s.URL + "/api/" }
 
 // SetFault installs (or with nil removes) fault injection.
 func (s *Server) SetFault(f func(method string, n int) Fault) {
