@@ -35,6 +35,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzResolveSQLite$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=2s ./internal/authority
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=2s ./internal/kandevtime
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=2s ./internal/config
+	$(GO) test -run='^$$' -fuzz='^FuzzProbeJSON$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=2s ./internal/kandev
 
 ## test-faults: the real binary under outages, crashes, rate limits, bad rows
 ## and hostile input — short versions (a 20s outage, a 90s soak, 50 kills).
@@ -42,13 +43,14 @@ fuzz:
 OUTAGE ?= 20s
 SOAK   ?= 90s
 KILLS  ?= 50
+FAULTS_TIMEOUT ?= 30m
 test-faults:
-	$(GO) test -count=1 -tags faults -timeout 30m -run '^(TestFault|TestSoak)' -v ./cmd/watchdogd -args -outage=$(OUTAGE) -soak=$(SOAK) -kills=$(KILLS) 2>&1 | tee .cache/faults.log | grep -E '^(=== RUN|--- |\s+faults_test.go.*FIGURE|\s+soak_test.go.*FIGURE|ok|FAIL|PASS)'; test $${PIPESTATUS[0]} -eq 0
+	$(GO) test -count=1 -tags faults -timeout $(FAULTS_TIMEOUT) -run '^(TestFault|TestSoak)' -v ./cmd/watchdogd -args -outage=$(OUTAGE) -soak=$(SOAK) -kills=$(KILLS) 2>&1 | tee .cache/faults.log | grep --line-buffered -E '^(=== RUN|--- |\s+faults_test.go.*FIGURE|\s+soak_test.go.*FIGURE|ok|FAIL|PASS)'; test $${PIPESTATUS[0]} -eq 0
 
 ## soak: the full versions whose figures go into docs/reliability.md
 ## (a 2-minute outage, a 10-minute soak, 100 kills).
 soak:
-	$(MAKE) test-faults OUTAGE=2m SOAK=10m KILLS=100
+	$(MAKE) test-faults OUTAGE=2m SOAK=10m KILLS=100 FAULTS_TIMEOUT=90m
 
 demo:
 	$(GO) run ./cmd/watchdogd demo --config config/demo.yaml

@@ -84,8 +84,11 @@ func (e *env) startDaemon(base string) *daemonProc {
 	return d
 }
 
+// get fetches path from the daemon; the timeout turns a wedged handler into
+// a test failure instead of a hung run.
 func (d *daemonProc) get(path string) (int, string) {
-	resp, err := http.Get(d.base + path)
+	client := http.Client{Timeout: 10 * time.Second}
+	resp, err := client.Get(d.base + path)
 	if err != nil {
 		return 0, err.Error()
 	}

@@ -12,7 +12,8 @@ import (
 	"strings"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx" for the comparisons
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/watchdogd/watchdogd/internal/authority"
 	"github.com/watchdogd/watchdogd/internal/kandev"
@@ -235,9 +236,17 @@ func (cfg Config) measure(ctx context.Context, db *database, size Size, largest 
 	return res, err
 }
 
+// openRaw opens the connection the floor and the naive loop run on. On
+// PostgreSQL it turns JIT off, as watchdogd's own connections do, so that
+// every side is measured under the same planner settings.
 func openRaw(db *database) (*sql.DB, error) {
 	if db.dialect == "postgres" {
-		return sql.Open("pgx", db.url)
+		cfg, err := pgx.ParseConfig(db.url)
+		if err != nil {
+			return nil, err
+		}
+		cfg.RuntimeParams["jit"] = "off"
+		return stdlib.OpenDB(*cfg), nil
 	}
 	path := strings.TrimPrefix(db.url, "sqlite://")
 	return sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(5000)")

@@ -180,17 +180,19 @@ func decodeTurns(raw sql.NullString, want int, list bool) ([]probeTurn, error) {
 	if !raw.Valid {
 		return nil, nil
 	}
+	v, err := parseProbe(raw.String)
 	var arrays [][]*string
-	if list {
-		if err := json.Unmarshal([]byte(raw.String), &arrays); err != nil {
-			return nil, fmt.Errorf("decode probe %q: %w", raw.String, err)
+	if err == nil {
+		if list {
+			arrays, err = v.stringLists()
+		} else {
+			var one []*string
+			one, err = v.strings()
+			arrays = [][]*string{one}
 		}
-	} else {
-		var one []*string
-		if err := json.Unmarshal([]byte(raw.String), &one); err != nil {
-			return nil, fmt.Errorf("decode probe %q: %w", raw.String, err)
-		}
-		arrays = [][]*string{one}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("decode probe %.200q: %w", raw.String, err)
 	}
 	out := make([]probeTurn, 0, len(arrays))
 	for _, a := range arrays {
@@ -405,22 +407,20 @@ func (r *Reader) readMessages(ctx context.Context, tx *sql.Tx, snap *Snapshot, s
 // its type, [[id, author, type, content, metadata, created_at,
 // updated_at]…]].
 func (r *Reader) decodeMessages(snap *Snapshot, probe string) ([]Message, error) {
-	var p []json.RawMessage
-	if err := json.Unmarshal([]byte(probe), &p); err != nil || len(p) != 3 {
-		return nil, fmt.Errorf("decode messages %.200q: %w", probe, errors.Join(err, errors.New("want 3 fields")))
+	v, err := parseProbe(probe)
+	if err == nil && len(v.arr) != 3 {
+		err = errors.New("want 3 fields")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("decode messages %.200q: %w", probe, err)
 	}
 	var out []Message
-	var at, typ *string
-	if json.Unmarshal(p[0], &at) == nil && at != nil {
-		_ = json.Unmarshal(p[1], &typ)
-		m := Message{Author: "agent", UpdatedAt: parseStamp(snap, at)}
-		if typ != nil {
-			m.Type = *typ
-		}
+	if at := v.arr[0].str; at != nil {
+		m := Message{Author: "agent", UpdatedAt: parseStamp(snap, at), Type: deref(v.arr[1].str)}
 		out = append(out, m)
 	}
-	var rows [][]*string
-	if err := json.Unmarshal(p[2], &rows); err != nil {
+	rows, err := v.arr[2].stringLists()
+	if err != nil {
 		return nil, fmt.Errorf("decode messages: %w", err)
 	}
 	for _, a := range rows {

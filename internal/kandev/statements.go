@@ -95,12 +95,14 @@ func badExpr(d authority.Dialect, alias string) string {
 // validity is checked on the turns the answer rests on.
 func sessionsQuery(d authority.Dialect, hasQueued, oneTask bool, probeIndex string) string {
 	pred, _ := authority.Fragments(d, "tu")
-	kpred, korder := authority.KandevFragments(d, "tu")
+	_, korder := authority.KandevFragments(d, "tu")
 	newest := authority.NewestFirst(d, "tu")
-	probeFrom := "task_session_turns tu"
+	hint := ""
 	if probeIndex != "" {
-		probeFrom += ` INDEXED BY "` + strings.ReplaceAll(probeIndex, `"`, `""`) + `"`
+		hint = ` INDEXED BY "` + strings.ReplaceAll(probeIndex, `"`, `""`) + `"`
 	}
+	kandevPred := func(alias string) string { p, _ := authority.KandevFragments(d, alias); return p }
+	rulePred := func(alias string) string { p, _ := authority.Fragments(d, alias); return p }
 	arr, agg, elem := "json_array", "json_group_array", "json_extract(f.kandev_turn, '$[4]') = '1'"
 	if d == authority.Postgres {
 		arr, agg, elem = "json_build_array", "json_agg", "(f.kandev_turn::json ->> 4) = 'true'"
@@ -108,13 +110,12 @@ func sessionsQuery(d authority.Dialect, hasQueued, oneTask bool, probeIndex stri
 	open := fmt.Sprintf(`(SELECT %[1]s(%[2]s(tu.id, %[3]s, %[4]s, %[5]s))%[6]s FROM task_session_turns tu
        WHERE tu.task_session_id = a.session_id AND tu.completed_at IS NULL AND %[7]s)`,
 		agg, arr, ts(d, "tu.started_at"), ts(d, "tu.created_at"), badExpr(d, "tu"), textCast(d), pred)
-	kandevView := fmt.Sprintf(`(SELECT %[1]s(tu.id, %[2]s, %[3]s, %[4]s, CAST(%[5]s AS TEXT))%[6]s FROM %[7]s
-       WHERE tu.task_session_id = a.session_id AND %[8]s ORDER BY %[9]s LIMIT 1)`,
-		arr, ts(d, "tu.started_at"), ts(d, "tu.completed_at"), badExpr(d, "tu"),
-		authority.FlagSQL(d, "tu.metadata", authority.KeyLifecycleOnly), textCast(d), probeFrom, kpred, korder)
-	current := fmt.Sprintf(`CASE WHEN %[1]s THEN (SELECT %[2]s(tu.id, %[3]s, %[4]s, %[5]s)%[6]s FROM %[7]s
-       WHERE tu.task_session_id = f.session_id AND %[8]s ORDER BY %[9]s LIMIT 1) END`,
-		elem, arr, ts(d, "tu.started_at"), ts(d, "tu.completed_at"), badExpr(d, "tu"), textCast(d), probeFrom, pred, newest)
+	kandevView := newestProbe(d, fmt.Sprintf("%s(tu.id, %s, %s, %s, CAST(%s AS TEXT))%s", arr, ts(d, "tu.started_at"), ts(d, "tu.completed_at"),
+		badExpr(d, "tu"), authority.FlagSQL(d, "tu.metadata", authority.KeyLifecycleOnly), textCast(d)),
+		hint, "a.session_id", kandevPred, korder)
+	current := fmt.Sprintf("CASE WHEN %s THEN %s END", elem, newestProbe(d,
+		fmt.Sprintf("%s(tu.id, %s, %s, %s)%s", arr, ts(d, "tu.started_at"), ts(d, "tu.completed_at"), badExpr(d, "tu"), textCast(d)),
+		hint, "f.session_id", rulePred, newest))
 	qjoin, qcol := queuedJoin(hasQueued)
 	qjoin = strings.ReplaceAll(qjoin, "r.session_id", "f.session_id")
 	return fmt.Sprintf(`WITH %s,
@@ -126,6 +127,27 @@ SELECT f.session_id, f.task_id, f.state, f.is_primary, f.session_started_at, f.t
 FROM probed f
 %s
 ORDER BY f.session_id`, activeCTE(d, oneTask), open, kandevView, qcol, current, qjoin)
+}
+
+// newestProbe selects cols from a session's newest turn (alias tu) that
+// satisfies pred, by D1 keys 2–4 (order).
+//
+// On SQLite, ORDER BY over all three keys makes SQLite sort every turn of the
+// session (the index serves only started_at), so the probe is split: the
+// newest started_at among matching turns (a backward index walk that stops
+// at the first match), then the tie-break by created_at and id among the
+// turns that share it — almost always one. started_at is NOT NULL in
+// kandev's schema; IS still keeps a NULL from matching nothing. PostgreSQL's
+// incremental sort already stops after the first group of equal started_at.
+func newestProbe(d authority.Dialect, cols, hint, session string, pred func(alias string) string, order string) string {
+	if d == authority.Postgres {
+		return fmt.Sprintf(`(SELECT %s FROM task_session_turns tu%s
+       WHERE tu.task_session_id = %s AND %s ORDER BY %s LIMIT 1)`, cols, hint, session, pred("tu"), order)
+	}
+	return fmt.Sprintf(`(SELECT %[1]s FROM task_session_turns tu%[2]s
+       WHERE tu.task_session_id = %[3]s AND %[4]s AND tu.started_at IS (SELECT tn.started_at FROM task_session_turns tn%[2]s
+         WHERE tn.task_session_id = %[3]s AND %[5]s ORDER BY tn.started_at DESC LIMIT 1)
+       ORDER BY tu.created_at DESC, tu.id DESC LIMIT 1)`, cols, hint, session, pred("tu"), pred("tn"))
 }
 
 // textCast reads a PostgreSQL json value as text.
