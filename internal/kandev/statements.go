@@ -183,6 +183,8 @@ ORDER BY r.session_id`,
 // itself capped.
 //
 // Each turn yields one JSON array [newest updated_at, its type, [rows…]].
+// On PostgreSQL the type comes from the one ordered aggregate (the newest
+// row first, as MAX picks its updated_at; NULLs last, as MAX ignores them).
 // On SQLite the newest update is found by instant (julianday, millisecond
 // resolution), because kandev's timestamp shapes do not sort as text; the
 // row's own text comes back through SQLite's bare-column rule for max().
@@ -202,7 +204,7 @@ FROM cur c`
 	}
 	return `SELECT c.turn_id,
   (SELECT json_build_array(
-            (array_agg(m.updated_at ORDER BY m.updated_at DESC NULLS LAST, m.id DESC) FILTER (WHERE ` + plain + `))[1],
+            MAX(m.updated_at) FILTER (WHERE ` + plain + `),
             (array_agg(m.type ORDER BY m.updated_at DESC NULLS LAST, m.id DESC) FILTER (WHERE ` + plain + `))[1],
             COALESCE(json_agg(json_build_array(m.id, m.author_type, m.type, substr(m.content, 1, 8192), m.metadata, m.created_at, m.updated_at))
               FILTER (WHERE ` + interesting + `), '[]'::json))::text
