@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"io"
 	"time"
 )
 
@@ -49,6 +50,17 @@ func (s Secret) String() string {
 
 // GoString hides the value from %#v.
 func (s Secret) GoString() string { return `config.Secret("<redacted>")` }
+
+// Format hides the value from every fmt verb: a Stringer alone is bypassed
+// by verbs that do not apply to strings (%d prints "%!d(config.Secret=…)"
+// with the raw value).
+func (s Secret) Format(f fmt.State, verb rune) {
+	if verb == 'v' && f.Flag('#') {
+		_, _ = io.WriteString(f, s.GoString())
+		return
+	}
+	_, _ = io.WriteString(f, s.String())
+}
 
 // MarshalJSON hides the value from JSON output.
 func (s Secret) MarshalJSON() ([]byte, error) { return []byte(`"<redacted>"`), nil }
