@@ -36,6 +36,10 @@ type Result struct {
 	Dialect, Size                     string
 	Sessions, Active, Turns, Messages int
 	Scan, Floor, Naive, ScanHistory2  time.Duration
+	// Statements is the scan's two statements alone, run on the floor's
+	// connection with their rows drained but not decoded: the SQL cost,
+	// comparable with the floor, without the Go side of the scan.
+	Statements time.Duration
 	// ScanIndexed is the scan with the index recommended to kandev.
 	ScanIndexed  time.Duration
 	NaiveQueries int

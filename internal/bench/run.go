@@ -186,6 +186,13 @@ func (cfg Config) measure(ctx context.Context, db *database, size Size, largest 
 	if res.Scan, err = median(cfg.Runs, func() error { n, err := scanOnce(ctx, r); res.Active = n; return err }); err != nil {
 		return res, err
 	}
+	stmts, err := scanStatements(ctx, r, pg)
+	if err != nil {
+		return res, err
+	}
+	if res.Statements, err = median(cfg.Runs, func() error { return stmts.run(ctx, raw) }); err != nil {
+		return res, err
+	}
 	if res.Floor, err = median(cfg.Runs, func() error { _, err := floorOnce(ctx, raw, pg); return err }); err != nil {
 		return res, err
 	}
@@ -295,26 +302,14 @@ func explain(ctx context.Context, w io.Writer, r *kandev.Reader, raw *sql.DB, di
 	if dialect == "postgres" {
 		d, prefix = authority.Postgres, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF) "
 	}
-	snap, err := r.Snapshot(ctx)
+	stmts, err := scanStatements(ctx, r, d == authority.Postgres)
 	if err != nil {
 		return err
-	}
-	var ids []string
-	for _, s := range snap.Sessions {
-		if s.Current != nil {
-			ids = append(ids, s.Current.ID)
-		}
-	}
-	sessions, messages := r.Statements()
-	var arg any = ids
-	if d == authority.SQLite {
-		b, _ := json.Marshal(ids)
-		arg = string(b)
 	}
 	for _, st := range []struct {
 		name, q string
 		args    []any
-	}{{"sessions", sessions, nil}, {"messages", messages, []any{arg}}} {
+	}{{"sessions", stmts.sessions, nil}, {"messages", stmts.messages, []any{stmts.arg}}} {
 		fmt.Fprintf(w, "\n### %s: %s statement\n\n```\n", dialect, st.name)
 		rows, err := raw.QueryContext(ctx, prefix+st.q, st.args...)
 		if err != nil {
@@ -341,4 +336,73 @@ func explain(ctx context.Context, w io.Writer, r *kandev.Reader, raw *sql.DB, di
 		fmt.Fprintln(w, "```")
 	}
 	return nil
+}
+
+// statements are the scan's statements with the messages statement's
+// argument (the current turn ids, from one snapshot).
+type statements struct {
+	sessions, messages string
+	arg                any
+}
+
+func scanStatements(ctx context.Context, r *kandev.Reader, pg bool) (statements, error) {
+	snap, err := r.Snapshot(ctx)
+	if err != nil {
+		return statements{}, err
+	}
+	var ids []string
+	for _, s := range snap.Sessions {
+		if s.Current != nil {
+			ids = append(ids, s.Current.ID)
+		}
+	}
+	st := statements{arg: ids}
+	st.sessions, st.messages = r.Statements()
+	if !pg {
+		b, err := json.Marshal(ids)
+		if err != nil {
+			return st, err
+		}
+		st.arg = string(b)
+	}
+	return st, nil
+}
+
+// run executes both statements in one read transaction, as the snapshot
+// does, and drains their rows.
+func (st statements) run(ctx context.Context, db *sql.DB) error {
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{{st.sessions, nil}, {st.messages, []any{st.arg}}} {
+		rows, err := tx.QueryContext(ctx, q.sql, q.args...)
+		if err != nil {
+			return err
+		}
+		cols, err := rows.Columns()
+		if err != nil {
+			_ = rows.Close()
+			return err
+		}
+		vals := make([]sql.RawBytes, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		for rows.Next() {
+			if err := rows.Scan(ptrs...); err != nil {
+				_ = rows.Close()
+				return err
+			}
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
 }

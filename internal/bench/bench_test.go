@@ -1,0 +1,62 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/watchdogd/watchdogd/internal/pgtest"
+)
+
+// TestRunTiny runs the whole benchmark at a toy size on both dialects, so
+// that make bench cannot rot between the runs that produce
+// docs/benchmarks.md: every figure is measured, the scan sees the same
+// active sessions as the generator made, doubling the history leaves them
+// unchanged, and the report has a row per dialect and the summary lines.
+func TestRunTiny(t *testing.T) {
+	srv, err := pgtest.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	var explain bytes.Buffer
+	cfg := Config{Sizes: []Size{{"tiny", 60, 0.5, 4, 3}}, Runs: 1, CacheDir: t.TempDir(), PG: srv,
+		Log: io.Discard, Explain: &explain, Now: time.Now().Truncate(time.Hour)}
+	results, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != 2 {
+		t.Fatalf("%d results, want one per dialect", len(results))
+	}
+	for _, r := range results {
+		if r.Active == 0 || r.Active == r.Sessions {
+			t.Errorf("%s: %d of %d sessions active", r.Dialect, r.Active, r.Sessions)
+		}
+		for name, d := range map[string]time.Duration{"scan": r.Scan, "statements": r.Statements, "floor": r.Floor,
+			"naive": r.Naive, "history2x": r.ScanHistory2, "indexed": r.ScanIndexed} {
+			if d <= 0 {
+				t.Errorf("%s: %s not measured", r.Dialect, name)
+			}
+		}
+		if r.NaiveQueries != 1+3*r.Active {
+			t.Errorf("%s: naive ran %d queries for %d active sessions", r.Dialect, r.NaiveQueries, r.Active)
+		}
+	}
+	for _, want := range []string{"### sqlite: sessions statement", "### postgres: messages statement", "Index Scan"} {
+		if !bytes.Contains(explain.Bytes(), []byte(want)) {
+			t.Errorf("plans lack %q", want)
+		}
+	}
+	var out bytes.Buffer
+	Print(&out, results)
+	for _, re := range []string{`(?m)^sqlite scan/floor=[0-9.]+ naive/scan=[0-9.]+ history2x=[0-9.]+ rss_mib=0$`,
+		`(?m)^postgres scan/floor=[0-9.]+ naive/scan=[0-9.]+ history2x=[0-9.]+ rss_mib=0$`, `(?m)^\s+tiny\s+sqlite\s+60\s`} {
+		if !regexp.MustCompile(re).Match(out.Bytes()) {
+			t.Errorf("report does not match %s:\n%s", re, out.String())
+		}
+	}
+}
