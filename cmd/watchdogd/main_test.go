@@ -35,13 +35,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "build watchdogd: %v\n%s", err, out)
 		os.Exit(1)
 	}
-	pg, err = pgtest.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "start PostgreSQL for tests:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	pg.Close()
+	code := pgtest.RunTests(m, func(s *pgtest.Server) { pg = s })
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }

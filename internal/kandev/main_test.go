@@ -2,7 +2,6 @@ package kandev_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -15,15 +14,7 @@ import (
 var pg *pgtest.Server
 
 func TestMain(m *testing.M) {
-	srv, err := pgtest.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "start PostgreSQL for tests:", err)
-		os.Exit(1)
-	}
-	pg = srv
-	code := m.Run()
-	srv.Close()
-	os.Exit(code)
+	os.Exit(pgtest.RunTests(m, func(s *pgtest.Server) { pg = s }))
 }
 
 // database is one kandev-shaped database of either dialect.

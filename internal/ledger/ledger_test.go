@@ -18,15 +18,7 @@ import (
 var pg *pgtest.Server
 
 func TestMain(m *testing.M) {
-	srv, err := pgtest.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "start PostgreSQL for tests:", err)
-		os.Exit(1)
-	}
-	pg = srv
-	code := m.Run()
-	srv.Close()
-	os.Exit(code)
+	os.Exit(pgtest.RunTests(m, func(s *pgtest.Server) { pg = s }))
 }
 
 type dialect struct {

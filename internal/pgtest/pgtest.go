@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -213,4 +214,18 @@ func freePort() (int, error) {
 	}
 	defer func() { _ = l.Close() }()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// RunTests is a test package's TestMain body: it starts the server, hands
+// it to set, runs the tests and stops the server. A PostgreSQL that cannot
+// start fails the package (exit code 1) rather than skipping its tests.
+func RunTests(m *testing.M, set func(*Server)) int {
+	srv, err := Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start PostgreSQL for tests:", err)
+		return 1
+	}
+	defer srv.Close()
+	set(srv)
+	return m.Run()
 }
