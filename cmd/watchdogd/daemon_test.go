@@ -63,10 +63,12 @@ func daemonConfig(t *testing.T, more string) (string, string) {
 	return fmt.Sprintf("schedule: \"@every 1s\"\nhttp:\n  listen: 127.0.0.1:%d\n%s", port, more), fmt.Sprintf("http://127.0.0.1:%d", port)
 }
 
-func (e *env) startDaemon(base string) *daemonProc {
+// startDaemon runs `watchdogd run` on the env's config, with extra
+// environment variables if given, and kills it when the test ends.
+func (e *env) startDaemon(base string, env ...string) *daemonProc {
 	e.t.Helper()
 	cmd := exec.Command(binary, "run", "--config", e.cfg)
-	cmd.Env = append(os.Environ(), e.environ()...)
+	cmd.Env = append(append(os.Environ(), e.environ()...), env...)
 	out := newSyncBuffer()
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {

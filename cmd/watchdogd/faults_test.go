@@ -90,7 +90,7 @@ func TestFaultKandevPostgresOutage(t *testing.T) {
 	// kandev's database is the PostgreSQL one, from the environment.
 	e.vars["extra"] = extra
 	writeConfigText(t, e, strings.Replace(baseConfig, "  url: sqlite://{{.dir}}/kandev.db\n", "", 1))
-	d := e.startDaemonEnv(base, "WATCHDOGD_DATABASE_URL="+dsn)
+	d := e.startDaemon(base, "WATCHDOGD_DATABASE_URL="+dsn)
 	waitFor(t, 20*time.Second, "ready", func() bool { code, _ := d.get("/readyz"); return code == 200 })
 	waitFor(t, 20*time.Second, "first posts", func() bool { return len(e.slack.Messages()) >= 8 })
 	before := d.metric(t, `watchdogd_scans_total{result="error"}`)
@@ -129,28 +129,6 @@ func TestFaultKandevPostgresOutage(t *testing.T) {
 	e.exactlyOnce()
 	figure(t, "outage %s: unready after %s, %v failed cycles, %d error log lines, ready %s after restart, late question sent once",
 		outage.String(), unready.Round(100*time.Millisecond), failedCycles, errorLines, recovered.Round(100*time.Millisecond))
-}
-
-// startDaemonEnv starts the daemon with extra environment.
-func (e *env) startDaemonEnv(base string, env ...string) *daemonProc {
-	e.t.Helper()
-	cmd := exec.Command(binary, "run", "--config", e.cfg)
-	cmd.Env = append(append(os.Environ(), e.environ()...), env...)
-	out := newSyncBuffer()
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		e.t.Fatal(err)
-	}
-	d := &daemonProc{cmd: cmd, out: out, base: base, done: make(chan error, 1)}
-	go func() { d.done <- cmd.Wait() }()
-	e.t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-d.done
-		if e.t.Failed() {
-			e.t.Logf("daemon output:\n%s", out.String())
-		}
-	})
-	return d
 }
 
 // TestFaultLedgerPostgresOutage: the PostgreSQL ledger stops: nothing is
