@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -228,5 +229,48 @@ func TestCancelAndNudge(t *testing.T) {
 	}
 	if got := ws.Messages()[0]; got.ClientMessageID != kandev.ClientMessageID(res.Plan.Actions[0].Key) || got.Content == "" {
 		t.Fatalf("nudge %+v", got)
+	}
+}
+
+// TestCancelAndNudgeRetryDoesNotCancelAgain: the cancel went through but the
+// nudge was lost (the connection dropped); the retry only nudges.
+func TestCancelAndNudgeRetryDoesNotCancelAgain(t *testing.T) {
+	b := kandevtest.NewBuilder(time.Now())
+	s := b.Session("s1", "Fix login", "ws", "RUNNING", time.Hour, "")
+	s.Turn("turn-1", 40*time.Minute, -1, "").Agent("tool_call", 30*time.Minute)
+	c, _, _, db := testCycleDB(t, b.DS, nil)
+	ws := kandevtest.NewWSServer(map[string]string{"s1": "RUNNING"})
+	defer ws.Close()
+	ws.OnCancel = func(session string) {
+		_, _ = db.DB().Exec(`UPDATE task_session_turns SET completed_at = ? WHERE task_session_id = ?`, kandevtest.TS(time.Now()), session)
+		_, _ = db.DB().Exec(`UPDATE task_sessions SET state = 'WAITING_FOR_INPUT' WHERE id = ?`, session)
+	}
+	var adds atomic.Int32
+	ws.Fail = func(action string) string {
+		if action == "message.add" && adds.Add(1) == 1 {
+			return "close"
+		}
+		return ""
+	}
+	kc, err := kandev.NewClient(ws.BaseURL(), "", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Kandev = kc
+	c.Config.Policy["stalled_turn"].Steps = []config.Step{{Action: config.ActionCancelAndNudge}}
+	res, err := c.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Counts["retried"] != 1 || len(ws.Cancels()) != 1 || len(ws.Messages()) != 0 {
+		t.Fatalf("first cycle: outcomes %v cancels %v messages %v", res.Counts, ws.Cancels(), ws.Messages())
+	}
+	later := time.Now().Add(10 * time.Minute) // past the retry backoff
+	c.Now = func() time.Time { return later }
+	if res, err = c.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if res.Counts["delivered"] != 1 || len(ws.Cancels()) != 1 || len(ws.Messages()) != 1 {
+		t.Fatalf("retry: outcomes %v cancels %v messages %v", res.Counts, ws.Cancels(), ws.Messages())
 	}
 }

@@ -265,12 +265,12 @@ func (c *Cycle) fence(ctx context.Context, e ledger.Episode) (bool, error) {
 }
 
 // cancelAndNudge cancels the active turn, waits (bounded) until the session
-// is promptable, fences again, then sends the nudge.
+// is promptable, then sends the nudge. The turn is cancelled only while the
+// session is RUNNING: a retry after the cancel went through (the nudge
+// failed) must not cancel again, only nudge.
 func (c *Cycle) cancelAndNudge(ctx context.Context, a ledger.Action, e ledger.Episode) error {
-	if err := c.Kandev.Cancel(ctx, e.SessionID); err != nil {
-		return err
-	}
 	deadline := time.Now().Add(30 * time.Second)
+	cancelled := false
 	for {
 		snap, err := c.Reader.TaskSnapshot(ctx, e.TaskID)
 		if err != nil {
@@ -282,13 +282,18 @@ func (c *Cycle) cancelAndNudge(ctx context.Context, a ledger.Action, e ledger.Ep
 				active, running = true, s.State == "RUNNING"
 			}
 		}
-		if !active {
-			return &kandev.RequestError{Action: "message.add", Code: "SESSION_ENDED", Message: "the session ended after agent.cancel"}
-		}
-		if !running {
-			break
-		}
-		if time.Now().After(deadline) {
+		switch {
+		case !active:
+			return &kandev.RequestError{Action: "message.add", Code: "SESSION_ENDED", Message: "the session ended before the nudge"}
+		case !running:
+			return c.Kandev.AddMessage(ctx, e.TaskID, e.SessionID, decodeText(a.Body), kandev.ClientMessageID(a.Key))
+		case !cancelled:
+			if err := c.Kandev.Cancel(ctx, e.SessionID); err != nil {
+				return err
+			}
+			cancelled = true
+			continue
+		case time.Now().After(deadline):
 			return errors.New("session still RUNNING 30s after agent.cancel")
 		}
 		select {
@@ -297,5 +302,4 @@ func (c *Cycle) cancelAndNudge(ctx context.Context, a ledger.Action, e ledger.Ep
 		case <-time.After(time.Second):
 		}
 	}
-	return c.Kandev.AddMessage(ctx, e.TaskID, e.SessionID, decodeText(a.Body), kandev.ClientMessageID(a.Key))
 }
