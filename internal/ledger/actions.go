@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -27,54 +28,24 @@ func (s *Store) DueActions(ctx context.Context, now time.Time, claimTTL time.Dur
 	}
 	var out []Due
 	for rows.Next() {
-		var d Due
-		var created, updated, next, claimed int64
-		var uncertain int
-		var since, opened, seen int64
-		var missing, resolved sql.NullInt64
-		a, e := &d.Action, &d.Episode
-		if err := rows.Scan(&a.Key, &a.EpisodeID, &a.Seq, &a.Step, &a.Repeat, &a.Kind, &a.Channel, &a.Mention, &a.ParentKey, &a.Digest, &a.Body, &a.State,
-			&created, &updated, &next, &a.Attempts, &uncertain, &a.ClaimToken, &a.ClaimedBy, &claimed,
-			&a.ResultChannel, &a.ResultTS, &a.Error, &a.Conflicts,
-			&e.ID, &e.Identity, &e.Kind, &e.SessionID, &e.TaskID, &e.WorkspaceID, &e.TurnID, &e.PendingID, &e.TaskTitle,
-			&since, &opened, &seen, &missing, &resolved, &e.Resolution, &e.KindChanges, &e.Finding); err != nil {
+		var a actionRow
+		var e episodeRow
+		if err := rows.Scan(append(a.dest(), e.dest()...)...); err != nil {
 			_ = rows.Close()
 			return nil, s.wrap("list due actions", err)
 		}
-		a.CreatedAt, a.UpdatedAt, a.NextAttempt, a.ClaimedAt = fromUS(created), fromUS(updated), fromUS(next), fromUS(claimed)
-		a.Uncertain = uncertain != 0
-		e.Since, e.OpenedAt, e.LastSeen = fromUS(since), fromUS(opened), fromUS(seen)
-		e.MissingSince, e.ResolvedAt = fromNullUS(missing), fromNullUS(resolved)
-		out = append(out, d)
+		out = append(out, Due{Action: a.action(), Episode: e.episode()})
 	}
 	return out, s.wrap("list due actions", closeRows(rows))
 }
 
+// prefixed qualifies a column list with a table alias.
 func prefixed(p, cols string) string {
-	out := ""
-	for i, c := range splitCols(cols) {
-		if i > 0 {
-			out += ", "
-		}
-		out += p + c
+	parts := strings.Split(cols, ",")
+	for i, c := range parts {
+		parts[i] = p + strings.TrimSpace(c)
 	}
-	return out
-}
-
-func splitCols(cols string) []string {
-	var out []string
-	cur := ""
-	for _, r := range cols {
-		switch r {
-		case ',':
-			out = append(out, cur)
-			cur = ""
-		case ' ', '\n', '\t':
-		default:
-			cur += string(r)
-		}
-	}
-	return append(out, cur)
+	return strings.Join(parts, ", ")
 }
 
 // Claim is a won compare-and-set on one action.

@@ -53,31 +53,62 @@ func (s *Store) Peek(ctx context.Context) (State, error) {
 const episodeCols = `id, identity, kind, session_id, task_id, workspace_id, turn_id, pending_id, task_title,
   since_us, opened_us, last_seen_us, missing_since_us, resolved_us, resolution, kind_changes, finding`
 
+// episodeRow receives one episode row; dest and episode are split so that
+// a join can scan an action and its episode in one call (DueActions).
+type episodeRow struct {
+	e                   Episode
+	since, opened, seen int64
+	missing, resolved   sql.NullInt64
+}
+
+func (r *episodeRow) dest() []any {
+	e := &r.e
+	return []any{&e.ID, &e.Identity, &e.Kind, &e.SessionID, &e.TaskID, &e.WorkspaceID, &e.TurnID, &e.PendingID, &e.TaskTitle,
+		&r.since, &r.opened, &r.seen, &r.missing, &r.resolved, &e.Resolution, &e.KindChanges, &e.Finding}
+}
+
+func (r *episodeRow) episode() Episode {
+	e := r.e
+	e.Since, e.OpenedAt, e.LastSeen = fromUS(r.since), fromUS(r.opened), fromUS(r.seen)
+	e.MissingSince, e.ResolvedAt = fromNullUS(r.missing), fromNullUS(r.resolved)
+	return e
+}
+
 func scanEpisode(sc interface{ Scan(...any) error }) (Episode, error) {
-	var e Episode
-	var since, opened, seen int64
-	var missing, resolved sql.NullInt64
-	err := sc.Scan(&e.ID, &e.Identity, &e.Kind, &e.SessionID, &e.TaskID, &e.WorkspaceID, &e.TurnID, &e.PendingID, &e.TaskTitle,
-		&since, &opened, &seen, &missing, &resolved, &e.Resolution, &e.KindChanges, &e.Finding)
-	e.Since, e.OpenedAt, e.LastSeen = fromUS(since), fromUS(opened), fromUS(seen)
-	e.MissingSince, e.ResolvedAt = fromNullUS(missing), fromNullUS(resolved)
-	return e, err
+	var r episodeRow
+	err := sc.Scan(r.dest()...)
+	return r.episode(), err
 }
 
 const actionCols = `key, episode_id, seq, step, repeat_no, action, channel, mention, parent_key, digest, body, state,
   created_us, updated_us, next_attempt_us, attempts, uncertain, claim_token, claimed_by, claimed_us,
   result_channel, result_ts, error, conflicts`
 
+// actionRow receives one action row (see episodeRow).
+type actionRow struct {
+	a                               Action
+	created, updated, next, claimed int64
+	uncertain                       int
+}
+
+func (r *actionRow) dest() []any {
+	a := &r.a
+	return []any{&a.Key, &a.EpisodeID, &a.Seq, &a.Step, &a.Repeat, &a.Kind, &a.Channel, &a.Mention, &a.ParentKey, &a.Digest, &a.Body, &a.State,
+		&r.created, &r.updated, &r.next, &a.Attempts, &r.uncertain, &a.ClaimToken, &a.ClaimedBy, &r.claimed,
+		&a.ResultChannel, &a.ResultTS, &a.Error, &a.Conflicts}
+}
+
+func (r *actionRow) action() Action {
+	a := r.a
+	a.CreatedAt, a.UpdatedAt, a.NextAttempt, a.ClaimedAt = fromUS(r.created), fromUS(r.updated), fromUS(r.next), fromUS(r.claimed)
+	a.Uncertain = r.uncertain != 0
+	return a
+}
+
 func scanAction(sc interface{ Scan(...any) error }) (Action, error) {
-	var a Action
-	var created, updated, next, claimed int64
-	var uncertain int
-	err := sc.Scan(&a.Key, &a.EpisodeID, &a.Seq, &a.Step, &a.Repeat, &a.Kind, &a.Channel, &a.Mention, &a.ParentKey, &a.Digest, &a.Body, &a.State,
-		&created, &updated, &next, &a.Attempts, &uncertain, &a.ClaimToken, &a.ClaimedBy, &claimed,
-		&a.ResultChannel, &a.ResultTS, &a.Error, &a.Conflicts)
-	a.CreatedAt, a.UpdatedAt, a.NextAttempt, a.ClaimedAt = fromUS(created), fromUS(updated), fromUS(next), fromUS(claimed)
-	a.Uncertain = uncertain != 0
-	return a, err
+	var r actionRow
+	err := sc.Scan(r.dest()...)
+	return r.action(), err
 }
 
 type querier interface {
