@@ -154,9 +154,8 @@ func (d *daemon) install(cfg *config.Config) error {
 	}
 	if cfg.HA.Enabled {
 		if d.lease == nil {
-			d.lease = &leaseKeeper{store: d.store.Load, holder: d.holder, log: d.log, onLeads: d.onLeads}
+			d.lease = &leaseKeeper{store: d.store.Load, holder: d.holder, ttl: cfg.HA.LeaseTTL, log: d.log, onLeads: d.onLeads}
 		}
-		d.lease.ttl = cfg.HA.LeaseTTL
 		c.MayAct = d.lease.Held
 	}
 	d.cycle = c
@@ -273,6 +272,9 @@ func (d *daemon) succeeded(rep scan.Report) {
 func (d *daemon) reload() {
 	cfg, err := loadConfig(d.opts)
 	if err == nil {
+		for _, key := range keepRestartOnly(d.cfg.Load(), cfg) {
+			d.log.Warn("config key changed; it takes effect at the next restart", zap.String("key", key))
+		}
 		d.mu.Lock() // after any in-flight cycle
 		if err = d.install(cfg); err == nil {
 			err = d.schedule(cfg.Schedule)
@@ -290,6 +292,28 @@ func (d *daemon) reload() {
 	d.m.ReloadSuccess.Set(1)
 	d.m.ReloadTimestamp.SetToCurrentTime()
 	d.log.Info("config reloaded", zap.String("file", cfg.File))
+}
+
+// keepRestartOnly carries the keys a running daemon cannot change over
+// from old into cfg, and names those that differed: the listener is bound
+// at start, and the lease keeper (whether there is one, and its timer) runs
+// from start — enabling HA on reload would leave no lease to hold, so the
+// daemon would stop acting.
+func keepRestartOnly(old, cfg *config.Config) []string {
+	var changed []string
+	if old.HTTP.Listen != cfg.HTTP.Listen {
+		changed, cfg.HTTP.Listen = append(changed, "http.listen"), old.HTTP.Listen
+	}
+	if old.HTTP.WebConfigFile != cfg.HTTP.WebConfigFile {
+		changed, cfg.HTTP.WebConfigFile = append(changed, "http.web_config_file"), old.HTTP.WebConfigFile
+	}
+	if old.HA.Enabled != cfg.HA.Enabled {
+		changed, cfg.HA.Enabled = append(changed, "ha.enabled"), old.HA.Enabled
+	}
+	if old.HA.LeaseTTL != cfg.HA.LeaseTTL {
+		changed, cfg.HA.LeaseTTL = append(changed, "ha.lease_ttl"), old.HA.LeaseTTL
+	}
+	return changed
 }
 
 // shutdown stops scheduling, lets an in-flight cycle finish within
