@@ -43,7 +43,8 @@ type Store struct {
 
 // Open connects to the ledger at url (sqlite://… or postgres://…) and
 // applies pending migrations; two processes starting at once serialise on
-// a lock (an advisory lock on PostgreSQL, a file lock beside the SQLite file).
+// a lock (an advisory lock on PostgreSQL, a file lock beside the SQLite file
+// held for the whole start).
 func Open(ctx context.Context, url string) (*Store, error) {
 	target, err := dburl.Parse(url)
 	if err != nil {
@@ -59,6 +60,14 @@ func Open(ctx context.Context, url string) (*Store, error) {
 				return nil, fmt.Errorf("ledger %s: %w", s.name, err)
 			}
 		}
+		// The file lock covers the whole start, not only goose's migrations:
+		// the first connections switch a fresh file to WAL, and SQLite may
+		// answer SQLITE_BUSY to a concurrent one without waiting.
+		unlock, err := lockFile(ctx, target.Path+".migrate-lock")
+		if err != nil {
+			return nil, fmt.Errorf("ledger %s: lock for start: %w", s.name, err)
+		}
+		defer unlock()
 		// _txlock=immediate: every transaction takes the write lock at BEGIN,
 		// so concurrent deciders queue on the busy timeout instead of failing
 		// on a lock upgrade.
@@ -68,7 +77,6 @@ func Open(ctx context.Context, url string) (*Store, error) {
 			return nil, fmt.Errorf("ledger %s: %w", s.name, err)
 		}
 		dialect = goose.DialectSQLite3
-		opts = append(opts, goose.WithLocker(&fileLock{path: target.Path + ".migrate-lock"}))
 	case dburl.Postgres:
 		s.pg = true
 		cfg, err := pgx.ParseConfig(target.DSN)
@@ -186,43 +194,27 @@ func fromNullUS(v sql.NullInt64) time.Time {
 	return fromUS(v.Int64)
 }
 
-// fileLock serialises SQLite migrations across processes with flock(2) on
-// a file beside the database.
-type fileLock struct {
-	path string
-	f    *os.File
-}
-
-func (l *fileLock) Lock(ctx context.Context, _ *sql.DB) error {
-	f, err := os.OpenFile(l.path, os.O_CREATE|os.O_RDWR, 0o600)
+// lockFile serialises SQLite ledger starts across processes with flock(2)
+// on a file beside the database. It returns the release.
+func lockFile(ctx context.Context, path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err == nil {
-			break
+			return func() { _ = f.Close() }, nil // closing releases the flock
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) {
 			_ = f.Close()
-			return err
+			return nil, err
 		}
 		select {
 		case <-ctx.Done():
 			_ = f.Close()
-			return ctx.Err()
+			return nil, ctx.Err()
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	l.f = f
-	return nil
-}
-
-func (l *fileLock) Unlock(context.Context, *sql.DB) error {
-	if l.f == nil {
-		return nil
-	}
-	err := l.f.Close() // closing releases the flock
-	l.f = nil
-	return err
 }
