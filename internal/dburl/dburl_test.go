@@ -76,7 +76,7 @@ func TestRedactError(t *testing.T) {
 		t.Errorf("RedactError replaced an error that holds no DSN: %v", got)
 	}
 	if RedactError(nil, dsn) != nil {
-		t.Error("RedactError changed an error that holds no DSN")
+		t.Error("RedactError(nil) is not nil")
 	}
 }
 
