@@ -132,22 +132,31 @@ ORDER BY f.session_id`, activeCTE(d, oneTask), open, kandevView, qcol, current, 
 // newestProbe selects cols from a session's newest turn (alias tu) that
 // satisfies pred, by D1 keys 2–4 (order).
 //
-// On SQLite, ORDER BY over all three keys makes SQLite sort every turn of the
-// session (the index serves only started_at), so the probe is split: the
-// newest started_at among matching turns (a backward index walk that stops
-// at the first match), then the tie-break by created_at and id among the
-// turns that share it — almost always one. started_at is NOT NULL in
-// kandev's schema; IS still keeps a NULL from matching nothing. PostgreSQL's
-// incremental sort already stops after the first group of equal started_at.
+// On SQLite, ORDER BY over all three keys makes SQLite sort (the index
+// serves only started_at): a sorter per session, even for the block of equal
+// started_at only. So the probe walks the (task_session_id, started_at)
+// index newest first and stops at the first match, and counts, in that index
+// alone, the session's turns sharing its started_at. Only when another turn
+// does (a tie, rare) does it run the split form: the newest matching
+// started_at, then the tie-break by created_at and id among the matching
+// turns that share it. The count takes every turn, matching or not, so it
+// can only send a session to the split form needlessly, never keep one from
+// it. started_at is NOT NULL in kandev's schema; IS still keeps a NULL from
+// matching nothing. PostgreSQL's incremental sort already stops after the
+// first group of equal started_at.
 func newestProbe(d authority.Dialect, cols, hint, session string, pred func(alias string) string, order string) string {
 	if d == authority.Postgres {
 		return fmt.Sprintf(`(SELECT %s FROM task_session_turns tu%s
        WHERE tu.task_session_id = %s AND %s ORDER BY %s LIMIT 1)`, cols, hint, session, pred("tu"), order)
 	}
-	return fmt.Sprintf(`(SELECT %[1]s FROM task_session_turns tu%[2]s
+	split := fmt.Sprintf(`(SELECT %[1]s FROM task_session_turns tu%[2]s
        WHERE tu.task_session_id = %[3]s AND %[4]s AND tu.started_at IS (SELECT tn.started_at FROM task_session_turns tn%[2]s
          WHERE tn.task_session_id = %[3]s AND %[5]s ORDER BY tn.started_at DESC LIMIT 1)
        ORDER BY tu.created_at DESC, tu.id DESC LIMIT 1)`, cols, hint, session, pred("tu"), pred("tn"))
+	return fmt.Sprintf(`(SELECT CASE WHEN x.ties > 1 THEN %[5]s ELSE x.cols END FROM (SELECT %[1]s AS cols,
+         (SELECT count(*) FROM task_session_turns tt%[2]s WHERE tt.task_session_id = %[3]s AND tt.started_at IS tu.started_at) AS ties
+       FROM task_session_turns tu%[2]s WHERE tu.task_session_id = %[3]s AND %[4]s ORDER BY tu.started_at DESC LIMIT 1) x)`,
+		cols, hint, session, pred("tu"), split)
 }
 
 // textCast reads a PostgreSQL json value as text.
