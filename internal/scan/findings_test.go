@@ -224,22 +224,26 @@ func TestHumanAge(t *testing.T) {
 
 // TestWriteJSONMatchesMarshal: the streamed report is the same JSON value
 // as encoding/json's, for an empty and a full report.
+// TestWriteJSONMatchesMarshal holds the streamed report to the bytes
+// json.MarshalIndent gives for the whole report, HTML-escaped characters and
+// U+2028 included.
 func TestWriteJSONMatchesMarshal(t *testing.T) {
 	s := with(session("WAITING_FOR_INPUT", 80*time.Minute, aggregate(75*time.Minute),
-		clarification("p1", "q1", "pending", 70*time.Minute, "")), func(s *kandev.Session) { s.KandevTurnID = "turn-2" })
+		clarification("p1", "q1 <b>&\u2028", "pending", 70*time.Minute, "")), func(s *kandev.Session) {
+		s.KandevTurnID = "turn-2"
+		s.TaskTitle = "a <b> & \"c\" é\u2028"
+	})
 	for _, snap := range []*kandev.Snapshot{{}, {Sessions: []kandev.Session{s, with(s, func(s *kandev.Session) { s.ID = "s2" })}}} {
 		rep := Findings(snap, Options{Thresholds: DefaultThresholds(), BaseURL: "http://k"}, now)
 		var streamed bytes.Buffer
 		if err := WriteJSON(&streamed, rep); err != nil {
 			t.Fatal(err)
 		}
-		var a, b any
-		want, _ := json.Marshal(rep)
-		if err := json.Unmarshal(streamed.Bytes(), &a); err != nil {
-			t.Fatalf("streamed JSON does not parse: %v\n%s", err, streamed.String())
+		want, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			t.Fatal(err)
 		}
-		_ = json.Unmarshal(want, &b)
-		if !reflect.DeepEqual(a, b) {
+		if want = append(want, '\n'); !bytes.Equal(streamed.Bytes(), want) {
 			t.Fatalf("streamed %s\nwant %s", streamed.String(), want)
 		}
 	}
