@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/ledger"
 )
 
 // TestSoak runs the daemon at a one-second schedule over sessions that
@@ -106,7 +107,16 @@ policy:
 		eps, err := e.ledger().Episodes(context.Background(), true, 1000)
 		return err == nil && len(eps) == 0
 	})
-	time.Sleep(3 * time.Second) // the resolves' edits go out
+	// The resolves' edits go out paced at one per second per channel (as
+	// Slack asks), so up to one per session is still queued here.
+	waitFor(t, 2*time.Minute, "every action settled", func() bool {
+		for _, a := range e.actions() {
+			if a.State == ledger.StatePending || a.State == ledger.StateClaimed {
+				return false
+			}
+		}
+		return true
+	})
 	posts := e.exactlyOnce()
 	eps, _ := e.ledger().Episodes(context.Background(), false, 100000)
 	growth := (rss1 - rss0) / (1 << 20)
