@@ -198,21 +198,25 @@ func TestPerCycleBudget(t *testing.T) {
 	}
 }
 
-// TestCancelAndNudge: the turn is cancelled, watchdogd waits until kandev
-// shows the session promptable, then nudges with client_message_id.
-func TestCancelAndNudge(t *testing.T) {
+// cancelAndNudgeCycle is a cycle over one stalled session whose policy is
+// cancel_and_nudge, against a kandev WebSocket server whose cancel completes
+// the turn and parks the session after settle (kandev settles a cancel a
+// moment later; 0 settles it before the reply).
+func cancelAndNudgeCycle(t *testing.T, settle time.Duration) (*Cycle, *kandevtest.WSServer) {
+	t.Helper()
 	b := kandevtest.NewBuilder(time.Now())
 	s := b.Session("s1", "Fix login", "ws", "RUNNING", time.Hour, "")
 	s.Turn("turn-1", 40*time.Minute, -1, "").Agent("tool_call", 30*time.Minute)
 	c, _, _, db := testCycleDB(t, b.DS, nil)
 	ws := kandevtest.NewWSServer(map[string]string{"s1": "RUNNING"})
-	defer ws.Close()
-	ws.OnCancel = func(session string) {
-		go func() { // kandev settles the cancel a moment later
-			time.Sleep(300 * time.Millisecond)
-			_, _ = db.DB().Exec(`UPDATE task_session_turns SET completed_at = ? WHERE task_session_id = ?`, kandevtest.TS(time.Now()), session)
-			_, _ = db.DB().Exec(`UPDATE task_sessions SET state = 'WAITING_FOR_INPUT' WHERE id = ?`, session)
-		}()
+	t.Cleanup(ws.Close)
+	park := func(session string) {
+		_, _ = db.DB().Exec(`UPDATE task_session_turns SET completed_at = ? WHERE task_session_id = ?`, kandevtest.TS(time.Now()), session)
+		_, _ = db.DB().Exec(`UPDATE task_sessions SET state = 'WAITING_FOR_INPUT' WHERE id = ?`, session)
+	}
+	ws.OnCancel = park
+	if settle > 0 {
+		ws.OnCancel = func(session string) { go func() { time.Sleep(settle); park(session) }() }
 	}
 	kc, err := kandev.NewClient(ws.BaseURL(), "", 5*time.Second)
 	if err != nil {
@@ -220,6 +224,13 @@ func TestCancelAndNudge(t *testing.T) {
 	}
 	c.Kandev = kc
 	c.Config.Policy["stalled_turn"].Steps = []config.Step{{Action: config.ActionCancelAndNudge}}
+	return c, ws
+}
+
+// TestCancelAndNudge: the turn is cancelled, watchdogd waits until kandev
+// shows the session promptable, then nudges with client_message_id.
+func TestCancelAndNudge(t *testing.T) {
+	c, ws := cancelAndNudgeCycle(t, 300*time.Millisecond)
 	res, err := c.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -235,16 +246,7 @@ func TestCancelAndNudge(t *testing.T) {
 // TestCancelAndNudgeRetryDoesNotCancelAgain: the cancel went through but the
 // nudge was lost (the connection dropped); the retry only nudges.
 func TestCancelAndNudgeRetryDoesNotCancelAgain(t *testing.T) {
-	b := kandevtest.NewBuilder(time.Now())
-	s := b.Session("s1", "Fix login", "ws", "RUNNING", time.Hour, "")
-	s.Turn("turn-1", 40*time.Minute, -1, "").Agent("tool_call", 30*time.Minute)
-	c, _, _, db := testCycleDB(t, b.DS, nil)
-	ws := kandevtest.NewWSServer(map[string]string{"s1": "RUNNING"})
-	defer ws.Close()
-	ws.OnCancel = func(session string) {
-		_, _ = db.DB().Exec(`UPDATE task_session_turns SET completed_at = ? WHERE task_session_id = ?`, kandevtest.TS(time.Now()), session)
-		_, _ = db.DB().Exec(`UPDATE task_sessions SET state = 'WAITING_FOR_INPUT' WHERE id = ?`, session)
-	}
+	c, ws := cancelAndNudgeCycle(t, 0)
 	var adds atomic.Int32
 	ws.Fail = func(action string) string {
 		if action == "message.add" && adds.Add(1) == 1 {
@@ -252,12 +254,6 @@ func TestCancelAndNudgeRetryDoesNotCancelAgain(t *testing.T) {
 		}
 		return ""
 	}
-	kc, err := kandev.NewClient(ws.BaseURL(), "", 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Kandev = kc
-	c.Config.Policy["stalled_turn"].Steps = []config.Step{{Action: config.ActionCancelAndNudge}}
 	res, err := c.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
