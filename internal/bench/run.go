@@ -193,7 +193,10 @@ func (cfg Config) measure(ctx context.Context, db *database, size Size, largest 
 	if res.Statements, err = median(cfg.Runs, func() error { return stmts.run(ctx, raw) }); err != nil {
 		return res, err
 	}
-	if res.Floor, err = median(cfg.Runs, func() error { _, err := floorOnce(ctx, raw, pg); return err }); err != nil {
+	if res.Floor, err = median(cfg.Runs, func() error { return drain(ctx, raw, floorQuery(pg, false)) }); err != nil {
+		return res, err
+	}
+	if res.FloorOpen, err = median(cfg.Runs, func() error { return drain(ctx, raw, floorQuery(pg, true)) }); err != nil {
 		return res, err
 	}
 	if res.Naive, err = median(max(cfg.Runs/2, 1), func() error { n, err := naiveOnce(ctx, raw, pg); res.NaiveQueries = n; return err }); err != nil {
@@ -220,6 +223,9 @@ func (cfg Config) measure(ctx context.Context, db *database, size Size, largest 
 	res.ScanIndexed, err = median(cfg.Runs, func() error { _, err := scanOnce(ctx, withIdx); return err })
 	_ = withIdx.Close()
 	if err != nil {
+		return res, err
+	}
+	if res.StatementsIndexed, err = median(cfg.Runs, func() error { return stmts.run(ctx, raw) }); err != nil {
 		return res, err
 	}
 	if err := db.exec(ctx, "DROP INDEX bench_open_turns"); err != nil {
@@ -376,33 +382,41 @@ func (st statements) run(ctx context.Context, db *sql.DB) error {
 		return err
 	}
 	defer func() { _ = tx.Rollback() }()
-	for _, q := range []struct {
-		sql  string
-		args []any
-	}{{st.sessions, nil}, {st.messages, []any{st.arg}}} {
-		rows, err := tx.QueryContext(ctx, q.sql, q.args...)
-		if err != nil {
-			return err
-		}
-		cols, err := rows.Columns()
-		if err != nil {
+	if err := drain(ctx, tx, st.sessions); err != nil {
+		return err
+	}
+	if err := drain(ctx, tx, st.messages, st.arg); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// querier is what drain needs of a connection or a transaction.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// drain runs a statement and reads its rows without decoding them.
+func drain(ctx context.Context, db querier, query string, args ...any) error {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	cols, err := rows.Columns()
+	if err != nil {
+		_ = rows.Close()
+		return err
+	}
+	vals := make([]sql.RawBytes, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
 			_ = rows.Close()
 			return err
 		}
-		vals := make([]sql.RawBytes, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		for rows.Next() {
-			if err := rows.Scan(ptrs...); err != nil {
-				_ = rows.Close()
-				return err
-			}
-		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
 	}
-	return tx.Commit()
+	return rows.Close()
 }
