@@ -10,6 +10,9 @@ FUZZTIME  ?= 10s
 GOLANGCI_LINT_VERSION := v2.15.0
 HELM_VERSION          := v3.22.0
 KUBECONFORM_VERSION   := v0.7.0
+# promtool (check and unit-test the chart's alerts) comes from Prometheus'
+# module; its v0.3xx tags are Prometheus 3.x.
+PROMETHEUS_VERSION    := v0.316.0
 # Schemas for the chart come from these modules' sources, offline.
 K8S_VERSION           := v1.34.4
 PROMETHEUS_OPERATOR_VERSION := v0.85.0
@@ -73,15 +76,19 @@ bench-quick: build
 
 ## chart: helm lint, helm template (default, sidecar and the other ci/
 ## values), kubeconform against schemas generated offline, the rendered
-## config through check-config, and values.schema.json's refusals.
-chart: build $(BIN)/helm $(BIN)/kubeconform $(SCHEMAS)/.done
-	hack/chart-check.sh $(BIN)/helm $(BIN)/kubeconform $(SCHEMAS) $(BIN)/watchdogd
+## config through check-config, values.schema.json's refusals, and the
+## alerts through promtool's rule checks and unit tests.
+chart: build $(BIN)/helm $(BIN)/kubeconform $(BIN)/promtool $(SCHEMAS)/.done
+	hack/chart-check.sh $(BIN)/helm $(BIN)/kubeconform $(SCHEMAS) $(BIN)/watchdogd $(BIN)/promtool
 
 $(BIN)/helm:
 	GOBIN=$(BIN) $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
 
 $(BIN)/kubeconform:
 	GOBIN=$(BIN) $(GO) install github.com/yannh/kubeconform/cmd/kubeconform@$(KUBECONFORM_VERSION)
+
+$(BIN)/promtool:
+	GOBIN=$(BIN) $(GO) install github.com/prometheus/prometheus/cmd/promtool@$(PROMETHEUS_VERSION)
 
 $(SCHEMAS)/.done:
 	$(GO) run ./hack/schemagen -k8s $(K8S_VERSION) -prometheus-operator $(PROMETHEUS_OPERATOR_VERSION) -out $(SCHEMAS)

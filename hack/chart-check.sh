@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # make chart: lint and render the Helm chart for each values file, validate
 # every manifest against Kubernetes' and prometheus-operator's schemas
-# (generated offline), check the rendered watchdogd config, and make sure
-# values.schema.json refuses what it must. Offline; no cluster.
+# (generated offline), check the rendered watchdogd config, make sure
+# values.schema.json refuses what it must, and check and unit-test the
+# alerts with promtool. Offline; no cluster.
 set -euo pipefail
-helm=$1 kubeconform=$2 schemas=$3 watchdogd=$4
+helm=$1 kubeconform=$2 schemas=$3 watchdogd=$4 promtool=$5
 chart=deploy/helm/watchdogd
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
@@ -39,4 +40,12 @@ for bad in deploy/helm/testdata/bad-values/*.yaml; do
   grep -q 'values don.t meet the specifications of the schema' "$out/bad.log" || { cat "$out/bad.log"; exit 1; }
   echo "refused as it must: $bad"
 done
+# The alerts, as rendered in namespace kandev with the default values:
+# valid PromQL, and each fires when it must and only then
+# (deploy/helm/testdata/rules-test.yaml).
+"$helm" template watchdogd "$chart" --namespace kandev --kube-version 1.34.0 --set prometheusRule.enabled=true \
+  --show-only templates/prometheusrule.yaml | sed -n '/^spec:/,$p' | tail -n +2 | sed 's/^  //' > "$out/rules.yaml"
+cp deploy/helm/testdata/rules-test.yaml "$out/"
+"$promtool" check rules "$out/rules.yaml"
+"$promtool" test rules "$out/rules-test.yaml"
 echo "chart: OK"
