@@ -76,10 +76,12 @@ bench-quick: build
 
 ## chart: helm lint, helm template (default, sidecar and the other ci/
 ## values), kubeconform against schemas generated offline, the rendered
-## config through check-config, values.schema.json's refusals, and the
-## alerts through promtool's rule checks and unit tests.
+## config through check-config, values.schema.json's refusals, the alerts
+## through promtool's rule checks and unit tests, and the dashboard's and
+## alerts' queries against the metrics watchdogd exports.
 chart: build $(BIN)/helm $(BIN)/kubeconform $(BIN)/promtool $(SCHEMAS)/.done
-	hack/chart-check.sh $(BIN)/helm $(BIN)/kubeconform $(SCHEMAS) $(BIN)/watchdogd $(BIN)/promtool
+	$(GO) build -o $(BIN)/promcheck ./hack/promcheck
+	hack/chart-check.sh $(BIN)/helm $(BIN)/kubeconform $(SCHEMAS) $(BIN)/watchdogd $(BIN)/promtool $(BIN)/promcheck
 
 $(BIN)/helm:
 	GOBIN=$(BIN) $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)

@@ -2,10 +2,11 @@
 # make chart: lint and render the Helm chart for each values file, validate
 # every manifest against Kubernetes' and prometheus-operator's schemas
 # (generated offline), check the rendered watchdogd config, make sure
-# values.schema.json refuses what it must, and check and unit-test the
-# alerts with promtool. Offline; no cluster.
+# values.schema.json refuses what it must, check and unit-test the alerts
+# with promtool, and check the dashboard's and alerts' queries against the
+# metrics watchdogd exports. Offline; no cluster.
 set -euo pipefail
-helm=$1 kubeconform=$2 schemas=$3 watchdogd=$4 promtool=$5
+helm=$1 kubeconform=$2 schemas=$3 watchdogd=$4 promtool=$5 promcheck=$6
 chart=deploy/helm/watchdogd
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
@@ -48,4 +49,8 @@ done
 cp deploy/helm/testdata/rules-test.yaml "$out/"
 "$promtool" check rules "$out/rules.yaml"
 "$promtool" test rules "$out/rules-test.yaml"
+# The dashboard's and the alerts' queries read only series watchdogd
+# exports, and the dashboard's queries parse as PromQL.
+"$promcheck" -dashboard "$chart/dashboards/watchdogd.json" -rules "$out/rules.yaml" -out "$out/dashboard-rules.yaml"
+"$promtool" check rules "$out/dashboard-rules.yaml"
 echo "chart: OK"

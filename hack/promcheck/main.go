@@ -1,0 +1,186 @@
+// Command promcheck keeps the chart's PromQL honest against the daemon: every
+// watchdogd_* series that the Grafana dashboard and the rendered alert rules
+// read must be one the daemon registers (so a renamed metric cannot leave a
+// panel blank or an alert silently never firing), and the dashboard's
+// queries are written out as recording rules so that `promtool check rules`
+// parses them like the alerts.
+//
+//	go run ./hack/promcheck -dashboard deploy/helm/watchdogd/dashboards/watchdogd.json \
+//	    -rules rendered-rules.yaml -out dashboard-rules.yaml
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"gopkg.in/yaml.v3"
+
+	"github.com/watchdogd/watchdogd/internal/app"
+)
+
+func main() { os.Exit(run()) }
+
+func run() int {
+	dashboard := flag.String("dashboard", "", "Grafana dashboard JSON")
+	rules := flag.String("rules", "", "rendered Prometheus rule file (groups:)")
+	out := flag.String("out", "", "where to write the dashboard's queries as recording rules")
+	flag.Parse()
+	if err := check(*dashboard, *rules, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "promcheck:", err)
+		return 1
+	}
+	return 0
+}
+
+func check(dashboardFile, rulesFile, out string) error {
+	known, err := registered()
+	if err != nil {
+		return err
+	}
+	panels, err := dashboardExprs(dashboardFile)
+	if err != nil {
+		return err
+	}
+	alerts, err := ruleExprs(rulesFile)
+	if err != nil {
+		return err
+	}
+	var problems []string
+	for _, set := range []map[string]string{panels, alerts} {
+		for _, name := range sortedKeys(set) {
+			for _, m := range unknownSeries(set[name], known) {
+				problems = append(problems, fmt.Sprintf("%s reads %s, which watchdogd does not export", name, m))
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "; "))
+	}
+	return writeRecordingRules(out, panels)
+}
+
+// registered lists the series names the daemon's metrics expose, histogram
+// suffixes included.
+func registered() (map[string]bool, error) {
+	reg := prometheus.NewRegistry()
+	app.NewMetrics(reg, "check")
+	families, err := reg.Gather()
+	if err != nil {
+		return nil, fmt.Errorf("gather watchdogd's metrics: %w", err)
+	}
+	known := map[string]bool{}
+	for _, f := range families {
+		known[f.GetName()] = true
+		for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+			known[f.GetName()+suffix] = true
+		}
+	}
+	return known, nil
+}
+
+var seriesName = regexp.MustCompile(`\bwatchdogd_[a-z0-9_]+`)
+
+func unknownSeries(expr string, known map[string]bool) []string {
+	var out []string
+	for _, m := range seriesName.FindAllString(expr, -1) {
+		if !known[m] {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// dashboardExprs returns each panel target's query, keyed "panel <title>
+// <refId>", with Grafana's $namespace variable given a value so that the
+// query is plain PromQL.
+func dashboardExprs(file string) (map[string]string, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var d struct {
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				RefID string `json:"refId"`
+				Expr  string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	exprs := map[string]string{}
+	for _, p := range d.Panels {
+		for _, t := range p.Targets {
+			exprs[fmt.Sprintf("panel %q %s", p.Title, t.RefID)] = strings.ReplaceAll(t.Expr, "$namespace", "kandev")
+		}
+	}
+	if len(exprs) == 0 {
+		return nil, fmt.Errorf("%s: no panel queries", file)
+	}
+	return exprs, nil
+}
+
+// ruleExprs returns each rule's expression from a Prometheus rule file.
+func ruleExprs(file string) (map[string]string, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var f struct {
+		Groups []struct {
+			Rules []struct {
+				Alert  string `yaml:"alert"`
+				Record string `yaml:"record"`
+				Expr   string `yaml:"expr"`
+			} `yaml:"rules"`
+		} `yaml:"groups"`
+	}
+	if err := yaml.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	exprs := map[string]string{}
+	for _, g := range f.Groups {
+		for _, r := range g.Rules {
+			exprs["alert "+r.Alert+r.Record] = r.Expr
+		}
+	}
+	if len(exprs) == 0 {
+		return nil, fmt.Errorf("%s: no rules", file)
+	}
+	return exprs, nil
+}
+
+func writeRecordingRules(out string, exprs map[string]string) error {
+	type rule struct {
+		Record string `yaml:"record"`
+		Expr   string `yaml:"expr"`
+	}
+	var rules []rule
+	for i, name := range sortedKeys(exprs) {
+		rules = append(rules, rule{Record: fmt.Sprintf("dashboard:query_%d", i+1), Expr: exprs[name]})
+	}
+	doc := map[string]any{"groups": []any{map[string]any{"name": "dashboard", "rules": rules}}}
+	b, err := yaml.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(out, b, 0o644)
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
