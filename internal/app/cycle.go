@@ -58,6 +58,10 @@ type Cycle struct {
 	// the leader lease stops acting mid-cycle.
 	MayAct func() bool
 
+	// malformed holds the kandev rows with unreadable metadata already
+	// logged; the daemon hands it from cycle to cycle across reloads.
+	malformed malformedSeen
+
 	lastPrune time.Time
 }
 
@@ -110,9 +114,7 @@ func (c *Cycle) scan(ctx context.Context, now time.Time) (scan.Report, *kandev.S
 	c.Metrics.ScanDuration.Observe(time.Since(start).Seconds())
 	c.Metrics.LastSuccessfulScan.Set(float64(time.Now().Unix()))
 	c.Metrics.observeReport(rep, len(snap.Malformed))
-	if len(snap.Malformed) > 0 {
-		c.Log.Debug("malformed metadata read as no flags", zap.Int("rows", len(snap.Malformed)), zap.Bool("fallback", snap.Fallback))
-	}
+	c.logMalformed(snap)
 	return rep, snap, nil
 }
 

@@ -158,6 +158,9 @@ func (d *daemon) install(cfg *config.Config) error {
 		}
 		c.MayAct = d.lease.Held
 	}
+	if d.cycle != nil {
+		c.malformed = d.cycle.malformed
+	}
 	d.cycle = c
 	d.cfg.Store(cfg)
 	return nil

@@ -1,0 +1,115 @@
+package app
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/watchdogd/watchdogd/internal/kandev"
+	"github.com/watchdogd/watchdogd/internal/kandevtest"
+)
+
+func TestNewlyMalformed(t *testing.T) {
+	a := kandev.RowRef{Table: "task_session_turns", ID: "a"}
+	b := kandev.RowRef{Table: "task_session_messages", ID: "b"}
+	sameIDOtherTable := kandev.RowRef{Table: "task_session_messages", ID: "a"}
+	for _, tc := range []struct {
+		name      string
+		seen      malformedSeen
+		rows      []kandev.RowRef
+		wantFresh []kandev.RowRef
+	}{
+		// The first cycle logs every bad row.
+		{"first sight", nil, []kandev.RowRef{a, b}, []kandev.RowRef{a, b}},
+		// A row still bad on the next cycle is not logged again.
+		{"still bad", malformedSeen{a: true}, []kandev.RowRef{a, b}, []kandev.RowRef{b}},
+		// Nothing new: nothing to log.
+		{"all seen", malformedSeen{a: true, b: true}, []kandev.RowRef{b, a}, nil},
+		// A row read twice in one snapshot is one row.
+		{"duplicate in snapshot", nil, []kandev.RowRef{a, a}, []kandev.RowRef{a}},
+		// Rows are told apart by table as well as id.
+		{"same id, other table", malformedSeen{a: true}, []kandev.RowRef{a, sameIDOtherTable}, []kandev.RowRef{sameIDOtherTable}},
+		// All rows repaired: nothing logged, and the set empties.
+		{"repaired", malformedSeen{a: true}, nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fresh, next := newlyMalformed(tc.seen, tc.rows)
+			if !slices.Equal(fresh, tc.wantFresh) {
+				t.Errorf("fresh %v, want %v", fresh, tc.wantFresh)
+			}
+			for _, r := range tc.rows {
+				if !next[r] {
+					t.Errorf("next lacks %v", r)
+				}
+			}
+			if len(next) > len(tc.rows) {
+				t.Errorf("next %v keeps rows this snapshot did not have", next)
+			}
+		})
+	}
+}
+
+// TestMalformedRowsLoggedOnce: a turn whose metadata kandev cannot parse is
+// logged with its id on the first cycle, not on the next, and again once it
+// was repaired and broke anew. Real SQLite file, real reader.
+func TestMalformedRowsLoggedOnce(t *testing.T) {
+	b := kandevtest.NewBuilder(time.Now())
+	s := b.Session("s1", "Fix login", "ws", "RUNNING", time.Hour, "")
+	s.Turn("turn-bad", 40*time.Minute, -1, `{"lifecycle_only": tru`).Agent("tool_call", 30*time.Minute)
+	c, _, _, db := testCycleDB(t, b.DS, nil)
+	core, logs := observer.New(zapcore.WarnLevel)
+	c.Log = zap.New(core)
+	ctx := context.Background()
+	// taken returns this cycle's lines about malformed rows (TakeAll on the
+	// unfiltered logs, so that each cycle starts empty).
+	taken := func() []observer.LoggedEntry {
+		var out []observer.LoggedEntry
+		for _, e := range logs.TakeAll() {
+			if strings.Contains(e.Message, "malformed metadata") {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	cycle := func() int {
+		t.Helper()
+		if _, err := c.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return len(taken())
+	}
+	setMeta := func(meta string) {
+		t.Helper()
+		if _, err := db.DB().Exec(`UPDATE task_session_turns SET metadata = ? WHERE id = 'turn-bad'`, meta); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	entries := taken()
+	if len(entries) != 1 {
+		t.Fatalf("%d log lines on the first cycle, want 1", len(entries))
+	}
+	ids, _ := entries[0].ContextMap()["ids"].([]any)
+	if len(ids) != 1 || ids[0] != "task_session_turns/turn-bad" {
+		t.Fatalf("logged ids %v", entries[0].ContextMap()["ids"])
+	}
+	if n := cycle(); n != 0 {
+		t.Fatalf("%d log lines on the second cycle, want 0", n)
+	}
+	setMeta("{}")
+	if n := cycle(); n != 0 {
+		t.Fatalf("%d log lines after the repair, want 0", n)
+	}
+	setMeta("not json")
+	if n := cycle(); n != 1 {
+		t.Fatalf("%d log lines after it broke again, want 1", n)
+	}
+}
