@@ -18,8 +18,8 @@ Commands:
   run                 run the watchdog daemon (--once: one cycle; --dry-run: decide, send nothing)
   scan                read kandev once and print the findings (no ledger, no sending)
   check-config FILE…  check config files: SUCCESS or FAILED with every problem
-  silence add|list|expire   mute matching episodes on the ledger (like amtool)
-  episodes list|resolve     inspect or force-resolve episodes
+  silence add|list|expire     mute matching episodes on the ledger (like amtool)
+  episodes list|show|resolve  list episodes, show one with every action, or force-resolve one
   notify-test         post one test message through the configured Slack route
   demo                run one cycle on a built-in demo database and show what would be sent
   version             print the version
@@ -101,7 +101,7 @@ func parseArgs(args []string, stdout, stderr io.Writer) (app.Options, int, bool)
 	switch {
 	case opts.Command == "check-config":
 		opts.Files = fs.Args()
-	case opts.Command == "silence" && opts.Sub == "expire", opts.Command == "episodes" && opts.Sub == "resolve":
+	case opts.Command == "silence" && opts.Sub == "expire", opts.Command == "episodes" && (opts.Sub == "resolve" || opts.Sub == "show"):
 		if fs.NArg() != 1 {
 			fmt.Fprintf(stderr, "watchdogd %s %s: want exactly one ID\n", opts.Command, opts.Sub)
 			return opts, app.ExitUsage, false

@@ -86,7 +86,8 @@ func TestSilenceOnRunningDaemon(t *testing.T) {
 	}
 }
 
-// TestEpisodesCommands: list shows episodes; resolve closes one by hand and
+// TestEpisodesCommands: list shows episodes; show prints one with the
+// Slack message it sent (channel and ts); resolve closes one by hand and
 // the daemon edits its Slack message.
 func TestEpisodesCommands(t *testing.T) {
 	b := kandevtest.NewBuilder(time.Now())
@@ -98,6 +99,17 @@ func TestEpisodesCommands(t *testing.T) {
 	m := regexp.MustCompile(`(?m)^([0-9a-f-]{36})\s+stalled_turn\s+sess-a\s+Task A\s+30m\s+open$`).FindStringSubmatch(r.stdout)
 	if m == nil {
 		t.Fatalf("episodes list:\n%s", r.stdout)
+	}
+	first := e.slack.Messages()[0]
+	r = watchdogd(t, e.environ(), "episodes", "show", "--config", e.cfg, m[1])
+	for _, re := range []string{`(?m)^episode:\s+` + m[1] + `$`, `(?m)^kind:\s+stalled_turn$`, `(?m)^task:\s+Task A \(`,
+		`(?m)^state:\s+open$`, `(?m)^step/\S+\s+slack\s+delivered\s+1\s+\S+\s+` + regexp.QuoteMeta(first.Channel+" "+first.TS) + `\s*$`} {
+		if !regexp.MustCompile(re).MatchString(r.stdout) {
+			t.Errorf("episodes show lacks %s:\n%s", re, r.stdout)
+		}
+	}
+	if r := watchdogd(t, e.environ(), "episodes", "show", "--config", e.cfg, "no-such-episode"); r.code == 0 || !strings.Contains(r.stderr, "no-such-episode") {
+		t.Errorf("show of an unknown episode: code %d, stderr %q", r.code, r.stderr)
 	}
 	if r := watchdogd(t, e.environ(), "episodes", "resolve", "--config", e.cfg, m[1]); r.code != 0 {
 		t.Fatalf("resolve: %s", r.stderr)

@@ -26,7 +26,7 @@ type Options struct {
 	Files []string
 
 	// Operator commands.
-	Sub       string        // silence add|list|expire, episodes list|resolve
+	Sub       string        // silence add|list|expire, episodes list|show|resolve
 	Match     []string      // --match key=value
 	For       time.Duration // silence duration
 	Comment   string

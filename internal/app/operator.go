@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -152,6 +153,12 @@ func runEpisodes(ctx context.Context, opts Options) error {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.Kind, e.SessionID, e.TaskTitle, scan.HumanAge(now.Sub(e.Since)), state)
 		}
 		return tw.Flush()
+	case "show":
+		e, err := st.Episode(ctx, opts.ID)
+		if err != nil {
+			return err
+		}
+		return showEpisode(opts.Stdout, e, now)
 	case "resolve":
 		var found bool
 		_, _, err := st.Decide(ctx, func(s ledger.State) (ledger.Plan, error) {
@@ -170,7 +177,42 @@ func runEpisodes(ctx context.Context, opts Options) error {
 		_, err = fmt.Fprintf(opts.Stdout, "resolved %s; a running daemon edits its Slack message\n", opts.ID)
 		return err
 	}
-	return usageError("episodes: want list or resolve")
+	return usageError("episodes: want list, show or resolve")
+}
+
+// showEpisode prints one episode and every action decided for it, oldest
+// first: what was sent, where, when, and how it ended — the question an
+// operator asks of a page ("was this sent, and to whom?").
+func showEpisode(w io.Writer, e ledger.Episode, now time.Time) error {
+	state := "open"
+	if !e.Open() {
+		state = fmt.Sprintf("resolved %s: %s", kandevtime.RFC3339(e.ResolvedAt), e.Resolution)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, kv := range [][2]string{
+		{"episode", e.ID}, {"kind", e.Kind}, {"task", fmt.Sprintf("%s (%s), workspace %s", e.TaskTitle, e.TaskID, e.WorkspaceID)},
+		{"session", e.SessionID}, {"turn", e.TurnID}, {"pending", e.PendingID},
+		{"since", fmt.Sprintf("%s (%s ago)", kandevtime.RFC3339(e.Since), scan.HumanAge(now.Sub(e.Since)))},
+		{"state", state},
+	} {
+		if kv[1] != "" {
+			fmt.Fprintf(tw, "%s:\t%s\n", kv[0], kv[1])
+		}
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, "SEQ\tACTION\tSTATE\tATTEMPTS\tUPDATED\tWHERE\tERROR")
+	for _, a := range e.Actions {
+		where := a.Channel
+		if a.ResultChannel != "" {
+			where = a.ResultChannel + " " + a.ResultTS
+		}
+		errText := a.Error
+		if a.Conflicts > 0 {
+			errText = strings.TrimSpace(fmt.Sprintf("%s (%d conflicting decisions)", errText, a.Conflicts))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", a.Seq, a.Kind, a.State, a.Attempts, kandevtime.RFC3339(a.UpdatedAt), where, errText)
+	}
+	return tw.Flush()
 }
 
 // runNotifyTest posts one test message through the configured route, to
