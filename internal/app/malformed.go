@@ -20,6 +20,9 @@ type malformedSeen map[kandev.RowRef]bool
 // the set to remember for the next cycle: exactly this snapshot's rows, so
 // that fixed rows are forgotten.
 func newlyMalformed(seen malformedSeen, rows []kandev.RowRef) ([]kandev.RowRef, malformedSeen) {
+	if len(rows) == 0 {
+		return nil, nil // the usual cycle: nothing to log or remember
+	}
 	next := make(malformedSeen, len(rows))
 	var fresh []kandev.RowRef
 	for _, r := range rows {
