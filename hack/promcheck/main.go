@@ -1,7 +1,8 @@
 // Command promcheck keeps the chart's PromQL honest against the daemon: every
 // watchdogd_* series that the Grafana dashboard and the rendered alert rules
-// read must be one the daemon registers (so a renamed metric cannot leave a
-// panel blank or an alert silently never firing), and the dashboard's
+// read, and every label value they match on it, must be one the daemon
+// registers (so a renamed metric or label value cannot leave a panel blank
+// or an alert silently never firing), and the dashboard's
 // queries are written out as recording rules so that `promtool check rules`
 // parses them like the alerts.
 //
@@ -66,35 +67,74 @@ func check(dashboardFile, rulesFile, out string) error {
 	return writeRecordingRules(out, panels)
 }
 
-// registered lists the series names the daemon's metrics expose, histogram
-// suffixes included.
-func registered() (map[string]bool, error) {
+// series maps each series name the daemon exposes (histogram suffixes
+// included) to the label sets it is exported with. Every label combination
+// is created at zero, so these are all the values a query can match.
+type series map[string][]map[string]string
+
+func registered() (series, error) {
 	reg := prometheus.NewRegistry()
 	app.NewMetrics(reg, "check")
 	families, err := reg.Gather()
 	if err != nil {
 		return nil, fmt.Errorf("gather watchdogd's metrics: %w", err)
 	}
-	known := map[string]bool{}
+	known := series{}
 	for _, f := range families {
-		known[f.GetName()] = true
-		for _, suffix := range []string{"_bucket", "_sum", "_count"} {
-			known[f.GetName()+suffix] = true
+		var sets []map[string]string
+		for _, m := range f.GetMetric() {
+			set := map[string]string{}
+			for _, l := range m.GetLabel() {
+				set[l.GetName()] = l.GetValue()
+			}
+			sets = append(sets, set)
+		}
+		for _, suffix := range []string{"", "_bucket", "_sum", "_count"} {
+			known[f.GetName()+suffix] = sets
 		}
 	}
 	return known, nil
 }
 
-var seriesName = regexp.MustCompile(`\bwatchdogd_[a-z0-9_]+`)
+var (
+	selector = regexp.MustCompile(`\b(watchdogd_[a-z0-9_]+)(\{[^}]*\})?`)
+	matcher  = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"`)
+)
 
-func unknownSeries(expr string, known map[string]bool) []string {
+// unknownSeries names what a query reads that the daemon never exports: a
+// series name, or an equality or regex matcher on one of the series' own
+// labels that no exported value satisfies (a result="failure" where the
+// daemon says "failed" would leave an alert that can never fire). Matchers
+// on labels the series lacks are the scrape's (namespace, job, instance).
+func unknownSeries(expr string, known series) []string {
 	var out []string
-	for _, m := range seriesName.FindAllString(expr, -1) {
-		if !known[m] {
-			out = append(out, m)
+	for _, m := range selector.FindAllStringSubmatch(expr, -1) {
+		sets, ok := known[m[1]]
+		if !ok {
+			out = append(out, m[1])
+			continue
+		}
+		for _, mm := range matcher.FindAllStringSubmatch(m[2], -1) {
+			if (mm[2] == "=" || mm[2] == "=~") && !anyMatches(sets, mm[1], mm[2], mm[3]) {
+				out = append(out, fmt.Sprintf("%s{%s%s%q}", m[1], mm[1], mm[2], mm[3]))
+			}
 		}
 	}
 	return out
+}
+
+func anyMatches(sets []map[string]string, label, op, value string) bool {
+	re, err := regexp.Compile("^(?:" + value + ")$")
+	for _, set := range sets {
+		v, has := set[label]
+		if !has {
+			return true // not the series' label: the scrape's
+		}
+		if v == value || (op == "=~" && err == nil && re.MatchString(v)) {
+			return true
+		}
+	}
+	return len(sets) == 0
 }
 
 // dashboardExprs returns each panel target's query, keyed "panel <title>
