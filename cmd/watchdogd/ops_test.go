@@ -108,7 +108,7 @@ func TestEpisodesCommands(t *testing.T) {
 			t.Errorf("episodes show lacks %s:\n%s", re, r.stdout)
 		}
 	}
-	if r := watchdogd(t, e.environ(), "episodes", "show", "--config", e.cfg, "no-such-episode"); r.code == 0 || !strings.Contains(r.stderr, "no-such-episode") {
+	if r := watchdogd(t, e.environ(), "episodes", "show", "--config", e.cfg, "no-such-episode"); r.code != 1 || !strings.Contains(r.stderr, `no episode "no-such-episode"`) {
 		t.Errorf("show of an unknown episode: code %d, stderr %q", r.code, r.stderr)
 	}
 	if r := watchdogd(t, e.environ(), "episodes", "resolve", "--config", e.cfg, m[1]); r.code != 0 {

@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -155,6 +157,9 @@ func runEpisodes(ctx context.Context, opts Options) error {
 		return tw.Flush()
 	case "show":
 		e, err := st.Episode(ctx, opts.ID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("no episode %q (watchdogd episodes list shows their ids)", opts.ID)
+		}
 		if err != nil {
 			return err
 		}
