@@ -214,6 +214,48 @@ func TestHA(t *testing.T) {
 	t.Logf("failover in %s", took.Round(10*time.Millisecond))
 }
 
+// TestHALeaderThatCannotScanStepsDown: the replica that takes the lease
+// first cannot read kandev (its database URL points at a missing file). It
+// gives the lease up after a few failed cycles, the replica whose scans
+// work leads and pages, and the failing one stays a standby: a leader that
+// acts on nothing must not keep a healthy standby waiting.
+func TestHALeaderThatCannotScanStepsDown(t *testing.T) {
+	ledgerURL, err := pg.NewDatabase(context.Background(), "ha_stepdown")
+	if err != nil {
+		t.Fatal(err)
+	}
+	extraA, baseA := daemonConfig(t, "ha:\n  enabled: true\n  lease_ttl: 30s\n")
+	e := newEnv(t, world(time.Now()), ledgerURL, extraA)
+	cfgA := e.cfg
+	a := e.startDaemon(baseA, "WATCHDOGD_DATABASE_URL=sqlite://"+filepath.Join(e.dir, "missing", "kandev.db"))
+	waitFor(t, 20*time.Second, "the failing replica to lead first", func() bool { return a.metric(t, "watchdogd_leader") == 1 })
+	extraB, baseB := daemonConfig(t, "ha:\n  enabled: true\n  lease_ttl: 30s\n")
+	e.vars["extra"] = extraB
+	e.cfg = filepath.Join(e.dir, "b.yaml")
+	writeConfigText(t, e, baseConfig)
+	b := e.startDaemon(baseB)
+	e.cfg = cfgA
+	// Well before the 30 s lease could lapse: it was given up.
+	waitFor(t, 20*time.Second, "the replica whose scans work to lead", func() bool { return b.metric(t, "watchdogd_leader") == 1 })
+	waitFor(t, 20*time.Second, "posts", func() bool { return len(e.slack.Messages()) == 8 })
+	if a.metric(t, "watchdogd_leader") != 0 {
+		t.Fatal("the failing replica still reports leading")
+	}
+	if n := len(logLines(a.out.String(), "stepping down as leader")); n != 1 {
+		t.Fatalf("the failing replica stepped down %d times:\n%s", n, a.out.String())
+	}
+	if code, body := a.get("/readyz"); code == 200 {
+		t.Fatalf("the failing replica is ready: %s", body)
+	}
+	time.Sleep(3 * time.Second) // it keeps failing, and keeps off the lease
+	if a.metric(t, "watchdogd_leader") != 0 || b.metric(t, "watchdogd_leader") != 1 {
+		t.Fatal("leadership moved back to the replica that cannot scan")
+	}
+	if posts := e.exactlyOnce(); posts != 8 {
+		t.Fatalf("%d posts", posts)
+	}
+}
+
 // TestOnceSkipsWithoutLease: with ha.enabled, a --once that cannot get the
 // lease skips and exits 0.
 func TestOnceSkipsWithoutLease(t *testing.T) {

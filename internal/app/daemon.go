@@ -154,7 +154,8 @@ func (d *daemon) install(cfg *config.Config) error {
 	}
 	if cfg.HA.Enabled {
 		if d.lease == nil {
-			d.lease = &leaseKeeper{store: d.store.Load, holder: d.holder, ttl: cfg.HA.LeaseTTL, log: d.log, onLeads: d.onLeads}
+			d.lease = &leaseKeeper{store: d.store.Load, holder: d.holder, ttl: cfg.HA.LeaseTTL, log: d.log, onLeads: d.onLeads,
+				mayLead: d.mayLead}
 		}
 		c.MayAct = d.lease.Held
 	}
@@ -164,6 +165,19 @@ func (d *daemon) install(cfg *config.Config) error {
 	d.cycle = c
 	d.cfg.Store(cfg)
 	return nil
+}
+
+// stepDownAfter is how many cycles in a row may fail before a leader gives
+// the lease up (readiness fails after as many intervals).
+const stepDownAfter = 3
+
+// mayLead says whether this replica may take or keep the lease: not after
+// stepDownAfter failed cycles in a row, until one succeeds again (a standby
+// keeps scanning, so it finds out).
+func (d *daemon) mayLead() bool {
+	d.status.mu.Lock()
+	defer d.status.mu.Unlock()
+	return d.status.failures < stepDownAfter
 }
 
 func (d *daemon) onLeads(leads bool) {

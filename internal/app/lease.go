@@ -24,6 +24,11 @@ type leaseKeeper struct {
 	ttl     time.Duration
 	log     *zap.Logger
 	onLeads func(bool)
+	// mayLead, when set, is asked before the lease is taken or renewed. A
+	// replica whose cycles keep failing (it cannot read kandev, say) gives
+	// the lease up, so that a standby whose scans work leads instead of
+	// waiting behind a leader that acts on nothing.
+	mayLead func() bool
 
 	mu        sync.Mutex
 	heldUntil time.Time
@@ -52,6 +57,10 @@ func (k *leaseKeeper) Renew(ctx context.Context) {
 	if st == nil {
 		return
 	}
+	if k.mayLead != nil && !k.mayLead() {
+		k.stepDown(ctx, st)
+		return
+	}
 	sent := time.Now()
 	l, ok, err := st.AcquireLease(ctx, leaseName, k.holder, k.ttl)
 	k.mu.Lock()
@@ -78,6 +87,29 @@ func (k *leaseKeeper) Renew(ctx context.Context) {
 	}
 	if k.onLeads != nil {
 		k.onLeads(leads)
+	}
+}
+
+// stepDown gives the lease up if this replica holds it, and otherwise
+// leaves it alone: a replica that may not lead only reads the lease.
+func (k *leaseKeeper) stepDown(ctx context.Context, st *ledger.Store) {
+	k.mu.Lock()
+	was := k.leading
+	k.heldUntil, k.leading = time.Time{}, false
+	k.mu.Unlock()
+	if was {
+		k.log.Warn("stepping down as leader: this replica's cycles keep failing; a replica whose scans work may lead")
+		if err := st.ReleaseLease(ctx, leaseName, k.holder); err != nil {
+			k.log.Warn("release the leader lease", zap.Error(err))
+		}
+	}
+	if l, err := st.ReadLease(ctx, leaseName); err == nil {
+		k.mu.Lock()
+		k.last = l
+		k.mu.Unlock()
+	}
+	if k.onLeads != nil {
+		k.onLeads(false)
 	}
 }
 
