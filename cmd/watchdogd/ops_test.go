@@ -125,6 +125,20 @@ func TestEpisodesCommands(t *testing.T) {
 	}
 }
 
+// startReplica starts another daemon on the same kandev, ledger and Slack
+// with its own config file (name.yaml: its own port, more appended), and
+// leaves e's config as it was.
+func (e *env) startReplica(name, more string) *daemonProc {
+	e.t.Helper()
+	extra, base := daemonConfig(e.t, more)
+	cfg, oldExtra := e.cfg, e.vars["extra"]
+	defer func() { e.cfg, e.vars["extra"] = cfg, oldExtra }()
+	e.vars["extra"] = extra
+	e.cfg = filepath.Join(e.dir, name+".yaml")
+	writeConfigText(e.t, e, baseConfig)
+	return e.startDaemon(base)
+}
+
 // TestHA: two replicas on one PostgreSQL ledger with ha.enabled: one leads;
 // kill it and the other leads within two lease periods; they never lead at
 // the same time.
@@ -136,14 +150,8 @@ func TestHA(t *testing.T) {
 	ttl := 3 * time.Second
 	extraA, baseA := daemonConfig(t, "ha:\n  enabled: true\n  lease_ttl: 3s\n")
 	e := newEnv(t, world(time.Now()), ledgerURL, extraA)
-	cfgA := e.cfg
 	a := e.startDaemon(baseA)
-	extraB, baseB := daemonConfig(t, "ha:\n  enabled: true\n  lease_ttl: 3s\n")
-	e.vars["extra"] = extraB
-	e.cfg = filepath.Join(e.dir, "b.yaml")
-	writeConfigText(t, e, baseConfig)
-	b := e.startDaemon(baseB)
-	e.cfg = cfgA
+	b := e.startReplica("b", "ha:\n  enabled: true\n  lease_ttl: 3s\n")
 	leaders := func() (int, int) {
 		return int(a.metric(t, "watchdogd_leader")), int(b.metric(t, "watchdogd_leader"))
 	}
@@ -226,15 +234,9 @@ func TestHALeaderThatCannotScanStepsDown(t *testing.T) {
 	}
 	extraA, baseA := daemonConfig(t, "ha:\n  enabled: true\n  lease_ttl: 30s\n")
 	e := newEnv(t, world(time.Now()), ledgerURL, extraA)
-	cfgA := e.cfg
 	a := e.startDaemon(baseA, "WATCHDOGD_DATABASE_URL=sqlite://"+filepath.Join(e.dir, "missing", "kandev.db"))
 	waitFor(t, 20*time.Second, "the failing replica to lead first", func() bool { return a.metric(t, "watchdogd_leader") == 1 })
-	extraB, baseB := daemonConfig(t, "ha:\n  enabled: true\n  lease_ttl: 30s\n")
-	e.vars["extra"] = extraB
-	e.cfg = filepath.Join(e.dir, "b.yaml")
-	writeConfigText(t, e, baseConfig)
-	b := e.startDaemon(baseB)
-	e.cfg = cfgA
+	b := e.startReplica("b", "ha:\n  enabled: true\n  lease_ttl: 30s\n")
 	// Well before the 30 s lease could lapse: it was given up.
 	waitFor(t, 20*time.Second, "the replica whose scans work to lead", func() bool { return b.metric(t, "watchdogd_leader") == 1 })
 	waitFor(t, 20*time.Second, "posts", func() bool { return len(e.slack.Messages()) == 8 })
