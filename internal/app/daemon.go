@@ -168,7 +168,8 @@ func (d *daemon) install(cfg *config.Config) error {
 }
 
 // stepDownAfter is how many cycles in a row may fail before a leader gives
-// the lease up (readiness fails after as many intervals).
+// the lease up: one more than /readyz tolerates, so a blip of one or two
+// failed scans never moves the lease.
 const stepDownAfter = 3
 
 // mayLead says whether this replica may take or keep the lease: not after
