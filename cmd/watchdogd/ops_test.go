@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -139,19 +140,31 @@ func (e *env) startReplica(name, more string) *daemonProc {
 	return e.startDaemon(base)
 }
 
+// haConfig turns leader election on with lease ttl.
+func haConfig(ttl time.Duration) string {
+	return fmt.Sprintf("ha:\n  enabled: true\n  lease_ttl: %s\n", ttl)
+}
+
+// startHA starts a first replica with leader election on a fresh
+// PostgreSQL ledger (database db), with extra environment if given.
+func startHA(t *testing.T, db string, ttl time.Duration, env ...string) (*env, *daemonProc) {
+	t.Helper()
+	ledgerURL, err := pg.NewDatabase(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra, base := daemonConfig(t, haConfig(ttl))
+	e := newEnv(t, world(time.Now()), ledgerURL, extra)
+	return e, e.startDaemon(base, env...)
+}
+
 // TestHA: two replicas on one PostgreSQL ledger with ha.enabled: one leads;
 // kill it and the other leads within two lease periods; they never lead at
 // the same time.
 func TestHA(t *testing.T) {
-	ledgerURL, err := pg.NewDatabase(context.Background(), "ha")
-	if err != nil {
-		t.Fatal(err)
-	}
 	ttl := 3 * time.Second
-	extraA, baseA := daemonConfig(t, "ha:\n  enabled: true\n  lease_ttl: 3s\n")
-	e := newEnv(t, world(time.Now()), ledgerURL, extraA)
-	a := e.startDaemon(baseA)
-	b := e.startReplica("b", "ha:\n  enabled: true\n  lease_ttl: 3s\n")
+	e, a := startHA(t, "ha", ttl)
+	b := e.startReplica("b", haConfig(ttl))
 	leaders := func() (int, int) {
 		return int(a.metric(t, "watchdogd_leader")), int(b.metric(t, "watchdogd_leader"))
 	}
@@ -228,15 +241,10 @@ func TestHA(t *testing.T) {
 // work leads and pages, and the failing one stays a standby: a leader that
 // acts on nothing must not keep a healthy standby waiting.
 func TestHALeaderThatCannotScanStepsDown(t *testing.T) {
-	ledgerURL, err := pg.NewDatabase(context.Background(), "ha_stepdown")
-	if err != nil {
-		t.Fatal(err)
-	}
-	extraA, baseA := daemonConfig(t, "ha:\n  enabled: true\n  lease_ttl: 30s\n")
-	e := newEnv(t, world(time.Now()), ledgerURL, extraA)
-	a := e.startDaemon(baseA, "WATCHDOGD_DATABASE_URL=sqlite://"+filepath.Join(e.dir, "missing", "kandev.db"))
+	ttl := 30 * time.Second
+	e, a := startHA(t, "ha_stepdown", ttl, "WATCHDOGD_DATABASE_URL=sqlite://"+filepath.Join(t.TempDir(), "missing", "kandev.db"))
 	waitFor(t, 20*time.Second, "the failing replica to lead first", func() bool { return a.metric(t, "watchdogd_leader") == 1 })
-	b := e.startReplica("b", "ha:\n  enabled: true\n  lease_ttl: 30s\n")
+	b := e.startReplica("b", haConfig(ttl))
 	// Well before the 30 s lease could lapse: it was given up.
 	waitFor(t, 20*time.Second, "the replica whose scans work to lead", func() bool { return b.metric(t, "watchdogd_leader") == 1 })
 	waitFor(t, 20*time.Second, "posts", func() bool { return len(e.slack.Messages()) == 8 })
@@ -261,13 +269,7 @@ func TestHALeaderThatCannotScanStepsDown(t *testing.T) {
 // TestOnceSkipsWithoutLease: with ha.enabled, a --once that cannot get the
 // lease skips and exits 0.
 func TestOnceSkipsWithoutLease(t *testing.T) {
-	ledgerURL, err := pg.NewDatabase(context.Background(), "ha")
-	if err != nil {
-		t.Fatal(err)
-	}
-	extra, base := daemonConfig(t, "ha:\n  enabled: true\n  lease_ttl: 30s\n")
-	e := newEnv(t, world(time.Now()), ledgerURL, extra)
-	d := e.startDaemon(base)
+	e, d := startHA(t, "ha", 30*time.Second)
 	waitFor(t, 20*time.Second, "a leader", func() bool { return d.metric(t, "watchdogd_leader") == 1 })
 	r := e.once()
 	if len(logLines(r.stderr, "another replica holds the leader lease")) != 1 {
