@@ -3,14 +3,9 @@ package kandev
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
-
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/watchdogd/watchdogd/internal/authority"
 )
@@ -87,36 +82,6 @@ func (r *Reader) wrap(what string, err error) error {
 	return fmt.Errorf("kandev database %s: %s: %w", r.name, what, err)
 }
 
-// readSessions runs the fast statement; on PostgreSQL it runs under a
-// savepoint and, when a metadata value fails the ::jsonb cast (any SQLSTATE of
-// class 22, or 54001 for JSON nested past the server's stack), rolls back to
-// it and reads the same selection with metadata as text for the Go rule.
-// Same snapshot, still a fixed number of statements.
-func (r *Reader) readSessions(ctx context.Context, tx *sql.Tx, snap *Snapshot, args []any) ([]Session, error) {
-	if r.dialect == authority.SQLite {
-		return r.fastSessions(ctx, tx, snap, args)
-	}
-	if err := r.exec(ctx, tx, snap, "SAVEPOINT watchdogd_fast"); err != nil {
-		return nil, r.wrap("savepoint", err)
-	}
-	sessions, err := r.fastSessions(ctx, tx, snap, args)
-	if err == nil {
-		if err := r.exec(ctx, tx, snap, "RELEASE SAVEPOINT watchdogd_fast"); err != nil {
-			return nil, r.wrap("release savepoint", err)
-		}
-		return sessions, nil
-	}
-	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) || !strings.HasPrefix(pgErr.Code, "22") && pgErr.Code != "54001" {
-		return nil, err
-	}
-	if err := r.exec(ctx, tx, snap, "ROLLBACK TO SAVEPOINT watchdogd_fast"); err != nil {
-		return nil, r.wrap("rollback to savepoint", err)
-	}
-	snap.Fallback = true
-	return r.fallbackSessions(ctx, tx, snap, args)
-}
-
 // sessionCols are the columns both session statements start with.
 type sessionCols struct {
 	id, taskID, state          string
@@ -136,7 +101,7 @@ func (c *sessionCols) session(snap *Snapshot) Session {
 		StartedAt:    c.started.time(snap),
 		TaskTitle:    c.title.String,
 		WorkspaceID:  c.workspace.String,
-		TaskMetadata: authority.ParseMetadata(r2d(snap), nullPtr(c.taskMeta)),
+		TaskMetadata: authority.ParseMetadata(snap.Dialect, nullPtr(c.taskMeta)),
 		Queued:       int(c.queued),
 	}
 }
@@ -144,7 +109,7 @@ func (c *sessionCols) session(snap *Snapshot) Session {
 func (r *Reader) fastSessions(ctx context.Context, tx *sql.Tx, snap *Snapshot, args []any) ([]Session, error) {
 	rows, err := r.query(ctx, tx, snap, sessionsQuery(r.dialect, r.hasQueued, len(args) > 0, r.probeIndex), args...)
 	if err != nil {
-		return nil, r.wrapPG("read sessions", err)
+		return nil, r.wrap("read sessions", err)
 	}
 	defer func() { _ = rows.Close() }()
 	var out []Session
@@ -161,7 +126,7 @@ func (r *Reader) fastSessions(ctx context.Context, tx *sql.Tx, snap *Snapshot, a
 		out = append(out, s)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, r.wrapPG("read sessions", err)
+		return nil, r.wrap("read sessions", err)
 	}
 	return out, nil
 }
@@ -269,173 +234,6 @@ func parseStamp(snap *Snapshot, p *string) time.Time {
 	}
 	return stamp{valid: true, text: *p}.time(snap)
 }
-
-// wrapPG keeps a *pgconn.PgError reachable for the fallback decision.
-func (r *Reader) wrapPG(what string, err error) error { return r.wrap(what, err) }
-
-func (r *Reader) fallbackSessions(ctx context.Context, tx *sql.Tx, snap *Snapshot, args []any) ([]Session, error) {
-	rows, err := r.query(ctx, tx, snap, sessionTurnsQuery(r.dialect, r.hasQueued, len(args) > 0), args...)
-	if err != nil {
-		return nil, r.wrap("read sessions (metadata as text)", err)
-	}
-	defer func() { _ = rows.Close() }()
-	var out []Session
-	var turns []authority.Turn
-	var starts []stamp
-	flush := func() {
-		if len(out) == 0 {
-			return
-		}
-		r.resolveInGo(snap, &out[len(out)-1], turns, starts)
-		turns, starts = turns[:0], starts[:0]
-	}
-	for rows.Next() {
-		var c sessionCols
-		var turnID, meta sql.NullString
-		var started, created, completed stamp
-		var hasMsg sql.NullBool
-		dest := append(c.dest(), &turnID, &started, &created, &completed, &meta, &hasMsg)
-		if err := rows.Scan(dest...); err != nil {
-			return nil, r.wrap("read sessions (metadata as text)", err)
-		}
-		if len(out) == 0 || out[len(out)-1].ID != c.id {
-			flush()
-			out = append(out, c.session(snap))
-		}
-		if !turnID.Valid {
-			continue
-		}
-		turns = append(turns, authority.Turn{
-			ID:          turnID.String,
-			StartedAt:   started.authority(),
-			CreatedAt:   created.authority(),
-			CompletedAt: completed.authority(),
-			Metadata:    nullPtr(meta),
-			HasMessages: hasMsg.Bool,
-		})
-		starts = append(starts, started)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, r.wrap("read sessions (metadata as text)", err)
-	}
-	flush()
-	return out, nil
-}
-
-// resolveInGo applies the Go rule to one session's turns (fallback path).
-func (r *Reader) resolveInGo(snap *Snapshot, s *Session, turns []authority.Turn, starts []stamp) {
-	res := authority.Resolve(r.dialect, turns)
-	if res.Current >= 0 {
-		t := turns[res.Current]
-		s.Current = &Turn{ID: t.ID, Open: t.Open(), StartedAt: starts[res.Current].time(snap)}
-	}
-	if res.Kandev >= 0 {
-		s.KandevTurnID = turns[res.Kandev].ID
-	}
-	s.OpenTurns = len(res.Open)
-	if len(res.Open) > 1 {
-		s.SecondOpenStartedAt = starts[res.Open[1]].time(snap)
-	}
-	// Validity is checked on the turns the answer rests on, as the fast
-	// statement does: the current turn, kandev's turn, the open turns.
-	rests := append([]int{res.Current, res.Kandev}, res.Open...)
-	seen := map[int]bool{}
-	for _, i := range rests {
-		if i < 0 || seen[i] {
-			continue
-		}
-		seen[i] = true
-		if _, kind := authority.TurnFlags(r.dialect, turns[i].Metadata); kind == authority.Malformed {
-			snap.Malformed = append(snap.Malformed, RowRef{Table: "task_session_turns", ID: turns[i].ID})
-			s.MalformedMetadata = true
-		}
-	}
-}
-
-// readMessages reads the current turns' messages in one statement.
-func (r *Reader) readMessages(ctx context.Context, tx *sql.Tx, snap *Snapshot, sessions []Session) error {
-	byTurn := map[string]int{}
-	ids := []string{}
-	for i, s := range sessions {
-		if s.Current != nil {
-			byTurn[s.Current.ID] = i
-			ids = append(ids, s.Current.ID)
-		}
-	}
-	var arg any = ids
-	if r.dialect == authority.SQLite {
-		b, err := json.Marshal(ids)
-		if err != nil {
-			return fmt.Errorf("encode turn ids: %w", err)
-		}
-		arg = string(b)
-	}
-	rows, err := r.query(ctx, tx, snap, messagesQuery(r.dialect), arg)
-	if err != nil {
-		return r.wrap("read current-turn messages", err)
-	}
-	defer func() { _ = rows.Close() }()
-	for rows.Next() {
-		var turnID string
-		var probe sql.NullString
-		if err := rows.Scan(&turnID, &probe); err != nil {
-			return r.wrap("read current-turn messages", err)
-		}
-		i, ok := byTurn[turnID]
-		if !ok || !probe.Valid {
-			continue
-		}
-		msgs, err := r.decodeMessages(snap, probe.String)
-		if err != nil {
-			return r.wrap("read current-turn messages", err)
-		}
-		for _, m := range msgs {
-			if m.Meta.Kind == authority.Malformed {
-				snap.Malformed = append(snap.Malformed, RowRef{Table: "task_session_messages", ID: m.ID})
-				sessions[i].MalformedMetadata = true
-			}
-		}
-		sessions[i].Messages = msgs
-	}
-	if err := rows.Err(); err != nil {
-		return r.wrap("read current-turn messages", err)
-	}
-	return nil
-}
-
-// decodeMessages reads one turn's probe: [newest plain agent updated_at,
-// its type, [[id, author, type, content, metadata, created_at,
-// updated_at]…]].
-func (r *Reader) decodeMessages(snap *Snapshot, probe string) ([]Message, error) {
-	v, err := parseProbe(probe)
-	if err == nil && len(v.arr) != 3 {
-		err = errors.New("want 3 fields")
-	}
-	if err != nil {
-		return nil, fmt.Errorf("decode messages %.200q: %w", probe, err)
-	}
-	var out []Message
-	if at := v.arr[0].str; at != nil {
-		m := Message{Author: "agent", UpdatedAt: parseStamp(snap, at), Type: deref(v.arr[1].str)}
-		out = append(out, m)
-	}
-	rows, err := v.arr[2].stringLists()
-	if err != nil {
-		return nil, fmt.Errorf("decode messages: %w", err)
-	}
-	for _, a := range rows {
-		if len(a) != 7 || a[0] == nil {
-			return nil, fmt.Errorf("decode messages: want 7 fields")
-		}
-		m := Message{ID: *a[0], Meta: authority.ParseMetadata(r.dialect, a[4]),
-			CreatedAt: parseStamp(snap, a[5]), UpdatedAt: parseStamp(snap, a[6])}
-		m.Author, m.Type, m.Content = deref(a[1]), deref(a[2]), deref(a[3])
-		out = append(out, m)
-	}
-	return out, nil
-}
-
-func r2d(snap *Snapshot) authority.Dialect { return snap.Dialect }
 
 func deref(p *string) string {
 	if p == nil {
