@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -17,13 +16,8 @@ import (
 
 	"github.com/watchdogd/watchdogd/internal/authority"
 	"github.com/watchdogd/watchdogd/internal/kandev"
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
 	"github.com/watchdogd/watchdogd/internal/pgtest"
 )
-
-// generatorVersion names the cached SQLite datasets; bump it when Generate
-// changes.
-const generatorVersion = "v2"
 
 // Config is one benchmark run.
 type Config struct {
@@ -39,17 +33,6 @@ type Config struct {
 	// size.
 	Explain io.Writer
 	Now     time.Time
-}
-
-// database is a loaded dataset on one dialect.
-type database struct {
-	dialect string
-	url     string
-	// grow adds terminal history to the dataset.
-	grow func(ctx context.Context, spec kandevtest.Spec) error
-	// exec runs DDL on the dataset (the recommended index experiment).
-	exec  func(ctx context.Context, sql string) error
-	close func()
 }
 
 // recommendedIndex is the index docs/benchmarks.md recommends to kandev: it
@@ -79,94 +62,6 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		}
 	}
 	return out, nil
-}
-
-func (cfg Config) spec(size Size) kandevtest.Spec {
-	return kandevtest.Spec{Sessions: size.Sessions, ActiveFraction: size.Active, TurnsPerSession: size.TurnsPerSession,
-		MessagesPerTurn: size.MessagesPerTurn, Seed: 42, Now: cfg.Now}
-}
-
-// load builds the dataset: SQLite files are generated once into the cache
-// and copied per run; PostgreSQL databases are loaded with COPY each run.
-func (cfg Config) load(ctx context.Context, dialect string, size Size) (*database, error) {
-	spec := cfg.spec(size)
-	if dialect == "postgres" {
-		dsn, err := cfg.PG.NewDatabase(ctx, "bench_"+size.Name)
-		if err != nil {
-			return nil, err
-		}
-		pg, err := kandevtest.CreatePostgres(ctx, dsn, kandevtest.Options{DeferIndexes: true})
-		if err != nil {
-			return nil, err
-		}
-		if err := kandevtest.Generate(spec, func(d kandevtest.Dataset) error { return pg.Write(ctx, d) }); err != nil {
-			return nil, err
-		}
-		if err := pg.CreateIndexes(ctx); err != nil {
-			return nil, err
-		}
-		return &database{dialect: dialect, url: dsn, close: func() { _ = pg.Close() },
-			exec: func(ctx context.Context, q string) error {
-				if _, err := pg.Conn().Exec(ctx, q); err != nil {
-					return err
-				}
-				return pg.Analyze(ctx)
-			},
-			grow: func(ctx context.Context, s kandevtest.Spec) error {
-				if err := kandevtest.Generate(s, func(d kandevtest.Dataset) error { return pg.Write(ctx, d) }); err != nil {
-					return err
-				}
-				return pg.Analyze(ctx)
-			}}, nil
-	}
-	base := filepath.Join(cfg.CacheDir, fmt.Sprintf("%s-%s-%d.db", size.Name, generatorVersion, cfg.Now.Unix()/86400))
-	if _, err := os.Stat(base); err != nil {
-		if err := os.MkdirAll(cfg.CacheDir, 0o755); err != nil {
-			return nil, err
-		}
-		tmp := base + ".tmp"
-		_ = os.Remove(tmp)
-		lite, err := kandevtest.CreateSQLite(tmp, kandevtest.Options{DeferIndexes: true})
-		if err != nil {
-			return nil, err
-		}
-		if err := kandevtest.Generate(spec, func(d kandevtest.Dataset) error { return lite.Write(ctx, d) }); err != nil {
-			return nil, err
-		}
-		if err := lite.CreateIndexes(ctx); err != nil {
-			return nil, err
-		}
-		if _, err := lite.DB().ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
-			return nil, err
-		}
-		_ = lite.Close()
-		if err := os.Rename(tmp, base); err != nil {
-			return nil, err
-		}
-	}
-	work := filepath.Join(cfg.CacheDir, "work-"+size.Name+".db")
-	if err := exec.CommandContext(ctx, "cp", base, work).Run(); err != nil {
-		return nil, err
-	}
-	return &database{dialect: dialect, url: "sqlite://" + work,
-		close: func() { _ = os.Remove(work); _ = os.Remove(work + "-wal"); _ = os.Remove(work + "-shm") },
-		exec: func(ctx context.Context, q string) error {
-			lite, err := kandevtest.OpenSQLite(work)
-			if err != nil {
-				return err
-			}
-			defer func() { _ = lite.Close() }()
-			_, err = lite.DB().ExecContext(ctx, q)
-			return err
-		},
-		grow: func(ctx context.Context, s kandevtest.Spec) error {
-			lite, err := kandevtest.OpenSQLite(work)
-			if err != nil {
-				return err
-			}
-			defer func() { _ = lite.Close() }()
-			return kandevtest.Generate(s, func(d kandevtest.Dataset) error { return lite.Write(ctx, d) })
-		}}, nil
 }
 
 func (cfg Config) measure(ctx context.Context, db *database, size Size, largest bool) (Result, error) {
