@@ -52,11 +52,42 @@ func parseArgs(args []string, stdout, stderr io.Writer) (app.Options, int, bool)
 	fs := flag.NewFlagSet("watchdogd "+opts.Command, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var now string
+	if !defineFlags(fs, &opts, &now) {
+		fmt.Fprintf(stderr, "watchdogd: unknown command %q (see watchdogd -h)\n", opts.Command)
+		return opts, app.ExitUsage, false
+	}
+	if err := fs.Parse(rest); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(stdout, "Usage of watchdogd %s:\n", opts.Command)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return opts, app.ExitOK, false
+		}
+		fmt.Fprintf(stderr, "watchdogd %s: %v (see watchdogd %s -h)\n", opts.Command, err, opts.Command)
+		return opts, app.ExitUsage, false
+	}
+	if !positional(fs, &opts, stderr) {
+		return opts, app.ExitUsage, false
+	}
+	if now != "" {
+		t, err := time.Parse(time.RFC3339Nano, now)
+		if err != nil {
+			fmt.Fprintf(stderr, "watchdogd %s: --now %q is not an RFC 3339 time\n", opts.Command, now)
+			return opts, app.ExitUsage, false
+		}
+		opts.Now = t
+	}
+	return opts, 0, true
+}
+
+// defineFlags declares the command's flags on fs; false for an unknown
+// command.
+func defineFlags(fs *flag.FlagSet, opts *app.Options, now *string) bool {
 	switch opts.Command {
 	case "scan":
 		fs.StringVar(&opts.ConfigFile, "config", "", "config file (YAML)")
 		fs.StringVar(&opts.DatabaseURL, "database-url", "", "kandev's database: sqlite:///abs/path.db, sqlite://rel.db or postgres://…")
-		fs.StringVar(&now, "now", "", "measure ages at this RFC 3339 instant instead of the clock")
+		fs.StringVar(now, "now", "", "measure ages at this RFC 3339 instant instead of the clock")
 		fs.StringVar(&opts.Output, "output", "table", "table or json")
 	case "run":
 		fs.StringVar(&opts.ConfigFile, "config", "", "config file (YAML)")
@@ -85,39 +116,27 @@ func parseArgs(args []string, stdout, stderr io.Writer) (app.Options, int, bool)
 		fs.StringVar(&opts.Workspace, "workspace", "", "route as an episode of this workspace would be")
 	case "version":
 	default:
-		fmt.Fprintf(stderr, "watchdogd: unknown command %q (see watchdogd -h)\n", opts.Command)
-		return opts, app.ExitUsage, false
+		return false
 	}
-	if err := fs.Parse(rest); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(stdout, "Usage of watchdogd %s:\n", opts.Command)
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
-			return opts, app.ExitOK, false
-		}
-		fmt.Fprintf(stderr, "watchdogd %s: %v (see watchdogd %s -h)\n", opts.Command, err, opts.Command)
-		return opts, app.ExitUsage, false
-	}
+	return true
+}
+
+// positional takes the command's arguments after its flags: check-config's
+// files, or the one ID of silence expire and episodes resolve/show; any
+// other command takes none.
+func positional(fs *flag.FlagSet, opts *app.Options, stderr io.Writer) bool {
 	switch {
 	case opts.Command == "check-config":
 		opts.Files = fs.Args()
 	case opts.Command == "silence" && opts.Sub == "expire", opts.Command == "episodes" && (opts.Sub == "resolve" || opts.Sub == "show"):
 		if fs.NArg() != 1 {
 			fmt.Fprintf(stderr, "watchdogd %s %s: want exactly one ID\n", opts.Command, opts.Sub)
-			return opts, app.ExitUsage, false
+			return false
 		}
 		opts.ID = fs.Arg(0)
 	case fs.NArg() > 0:
 		fmt.Fprintf(stderr, "watchdogd %s: unexpected argument %q\n", opts.Command, strings.Join(fs.Args(), " "))
-		return opts, app.ExitUsage, false
+		return false
 	}
-	if now != "" {
-		t, err := time.Parse(time.RFC3339Nano, now)
-		if err != nil {
-			fmt.Fprintf(stderr, "watchdogd %s: --now %q is not an RFC 3339 time\n", opts.Command, now)
-			return opts, app.ExitUsage, false
-		}
-		opts.Now = t
-	}
-	return opts, 0, true
+	return true
 }
