@@ -7,7 +7,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,7 +35,11 @@ var Sizes = []Size{
 type Result struct {
 	Dialect, Size                     string
 	Sessions, Active, Turns, Messages int
-	Scan, Floor, Naive, ScanHistory2  time.Duration
+	Scan, Floor, Naive                time.Duration
+	// ScanHistory1 and ScanHistory2 are the scan right before and right
+	// after the terminal history was doubled: history2x compares the two
+	// neighbours, not the scan measured minutes earlier beside the floor.
+	ScanHistory1, ScanHistory2 time.Duration
 	// Statements is the scan's two statements alone, run on the floor's
 	// connection with their rows drained but not decoded: the SQL cost,
 	// comparable with the floor, without the Go side of the scan.
@@ -53,19 +57,40 @@ type Result struct {
 
 // median runs f runs times after one warm-up and returns the median.
 func median(runs int, f func() error) (time.Duration, error) {
-	if err := f(); err != nil {
+	ds, err := interleaved(runs, f)
+	if err != nil {
 		return 0, err
 	}
-	var ds []time.Duration
-	for i := 0; i < runs; i++ {
-		start := time.Now()
+	return ds[0], nil
+}
+
+// interleaved warms each f up once, then times them in rounds (f1, f2, …,
+// f1, f2, …) and returns each one's median. Figures that are compared with
+// each other (the scan, its statements, the floor) are measured this way, so
+// a disturbance on the machine — autovacuum, a checkpoint, another process —
+// falls on all of them alike instead of on one block of runs.
+func interleaved(runs int, fs ...func() error) ([]time.Duration, error) {
+	for _, f := range fs {
 		if err := f(); err != nil {
-			return 0, err
+			return nil, err
 		}
-		ds = append(ds, time.Since(start))
 	}
-	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-	return ds[len(ds)/2], nil
+	ds := make([][]time.Duration, len(fs))
+	for range runs {
+		for i, f := range fs {
+			start := time.Now()
+			if err := f(); err != nil {
+				return nil, err
+			}
+			ds[i] = append(ds[i], time.Since(start))
+		}
+	}
+	out := make([]time.Duration, len(fs))
+	for i, d := range ds {
+		slices.Sort(d)
+		out[i] = d[len(d)/2]
+	}
+	return out, nil
 }
 
 // scanOnce is watchdogd's real code path: the snapshot and the findings.

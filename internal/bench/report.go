@@ -15,7 +15,7 @@ func Print(w io.Writer, results []Result) {
 	for _, r := range results {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t%.2f\t%.2f\t%.1f\t%.2f\t%s\t%.2f\t%s\t%s\t%.2f\t\n", r.Size, r.Dialect, r.Sessions, r.Active, r.Turns, r.Messages,
 			ms(r.Scan), ms(r.Statements), ms(r.Floor), ms(r.Naive), r.NaiveQueries, us(r.Naive/time.Duration(max(r.NaiveQueries, 1))),
-			ratio(r.Scan, r.Floor), ratio(r.Statements, r.Floor), ratio(r.Naive, r.Scan), ratio(r.ScanHistory2, r.Scan),
+			ratio(r.Scan, r.Floor), ratio(r.Statements, r.Floor), ratio(r.Naive, r.Scan), ratio(r.ScanHistory2, r.ScanHistory1),
 			ms(r.FloorOpen), ratio(r.FloorOpen, r.Floor), ms(r.ScanIndexed), ms(r.StatementsIndexed), ratio(r.StatementsIndexed, r.Floor))
 	}
 	_ = tw.Flush()
@@ -31,7 +31,7 @@ func Print(w io.Writer, results []Result) {
 	for _, d := range order {
 		r := last[d]
 		fmt.Fprintf(w, "%s scan/floor=%.2f naive/scan=%.1f history2x=%.2f rss_mib=%.0f\n", d,
-			ratio(r.Scan, r.Floor), ratio(r.Naive, r.Scan), ratio(r.ScanHistory2, r.Scan), r.RSSMiB)
+			ratio(r.Scan, r.Floor), ratio(r.Naive, r.Scan), ratio(r.ScanHistory2, r.ScanHistory1), r.RSSMiB)
 	}
 }
 

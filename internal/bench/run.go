@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"time"
 
@@ -78,22 +79,19 @@ func (cfg Config) measure(ctx context.Context, db *database, size Size, largest 
 	}
 	defer func() { _ = raw.Close() }()
 	pg := db.dialect == "postgres"
-	if res.Scan, err = median(cfg.Runs, func() error { n, err := scanOnce(ctx, r); res.Active = n; return err }); err != nil {
-		return res, err
-	}
 	stmts, err := scanStatements(ctx, r, pg)
 	if err != nil {
 		return res, err
 	}
-	if res.Statements, err = median(cfg.Runs, func() error { return stmts.run(ctx, raw) }); err != nil {
+	ds, err := interleaved(cfg.Runs,
+		func() error { n, err := scanOnce(ctx, r); res.Active = n; return err },
+		func() error { return stmts.run(ctx, raw) },
+		func() error { return drain(ctx, raw, floorQuery(pg, false)) },
+		func() error { return drain(ctx, raw, floorQuery(pg, true)) })
+	if err != nil {
 		return res, err
 	}
-	if res.Floor, err = median(cfg.Runs, func() error { return drain(ctx, raw, floorQuery(pg, false)) }); err != nil {
-		return res, err
-	}
-	if res.FloorOpen, err = median(cfg.Runs, func() error { return drain(ctx, raw, floorQuery(pg, true)) }); err != nil {
-		return res, err
-	}
+	res.Scan, res.Statements, res.Floor, res.FloorOpen = ds[0], ds[1], ds[2], ds[3]
 	if res.Naive, err = median(max(cfg.Runs/2, 1), func() error { n, err := naiveOnce(ctx, raw, pg); res.NaiveQueries = n; return err }); err != nil {
 		return res, err
 	}
@@ -107,41 +105,63 @@ func (cfg Config) measure(ctx context.Context, db *database, size Size, largest 
 			return res, err
 		}
 	}
-	// The index recommended to kandev, measured and dropped again.
-	if err := db.exec(ctx, recommendedIndex); err != nil {
+	if err := cfg.indexed(ctx, db, raw, stmts, &res); err != nil {
 		return res, err
+	}
+	return res, cfg.history(ctx, db, r, size, &res)
+}
+
+// indexed measures the scan and its statements with the index recommended
+// to kandev, created for the measurement and dropped again.
+func (cfg Config) indexed(ctx context.Context, db *database, raw *sql.DB, stmts statements, res *Result) error {
+	if err := db.exec(ctx, recommendedIndex); err != nil {
+		return err
 	}
 	withIdx, err := kandev.Open(ctx, db.url, kandev.Options{})
 	if err != nil {
-		return res, err
+		return err
 	}
-	res.ScanIndexed, err = median(cfg.Runs, func() error { _, err := scanOnce(ctx, withIdx); return err })
+	ds, err := interleaved(cfg.Runs,
+		func() error { _, err := scanOnce(ctx, withIdx); return err },
+		func() error { return stmts.run(ctx, raw) })
 	_ = withIdx.Close()
 	if err != nil {
-		return res, err
+		return err
 	}
-	if res.StatementsIndexed, err = median(cfg.Runs, func() error { return stmts.run(ctx, raw) }); err != nil {
-		return res, err
-	}
-	if err := db.exec(ctx, "DROP INDEX bench_open_turns"); err != nil {
-		return res, err
-	}
-	// Double the terminal history: the same active sessions, twice the rest.
-	more := cfg.spec(size)
-	more.Sessions = size.Sessions - res.Active
-	more.IDOffset, more.TerminalOnly = size.Sessions, true
-	fmt.Fprintf(cfg.Log, "# %s on %s: doubling the terminal history (+%d sessions)…\n", size.Name, db.dialect, more.Sessions)
-	if err := db.grow(ctx, more); err != nil {
-		return res, err
-	}
-	res.ScanHistory2, err = median(cfg.Runs, func() error {
+	res.ScanIndexed, res.StatementsIndexed = ds[0], ds[1]
+	return db.exec(ctx, "DROP INDEX bench_open_turns")
+}
+
+// history doubles the terminal history (the same active sessions, twice the
+// rest) and measures the scan right before and right after, each over three
+// times the runs of the other figures: the target (≤ 1.1×) is a ratio of
+// two medians that run-to-run noise of 5–10 % each would otherwise decide.
+// The generator's garbage is collected before each measurement, so that the
+// benchmark process's own collector does not bill the second scan for the
+// rows it just wrote.
+func (cfg Config) history(ctx context.Context, db *database, r *kandev.Reader, size Size, res *Result) error {
+	scanActive := func() error {
 		n, err := scanOnce(ctx, r)
 		if err == nil && n != res.Active {
 			err = fmt.Errorf("history changed the active sessions: %d, was %d", n, res.Active)
 		}
 		return err
-	})
-	return res, err
+	}
+	var err error
+	runtime.GC()
+	if res.ScanHistory1, err = median(3*cfg.Runs, scanActive); err != nil {
+		return err
+	}
+	more := cfg.spec(size)
+	more.Sessions = size.Sessions - res.Active
+	more.IDOffset, more.TerminalOnly = size.Sessions, true
+	fmt.Fprintf(cfg.Log, "# %s on %s: doubling the terminal history (+%d sessions)…\n", size.Name, db.dialect, more.Sessions)
+	if err := db.grow(ctx, more); err != nil {
+		return err
+	}
+	runtime.GC()
+	res.ScanHistory2, err = median(3*cfg.Runs, scanActive)
+	return err
 }
 
 // openRaw opens the connection the floor and the naive loop run on. On
