@@ -349,6 +349,17 @@ func TestFaultSecretsNeverLeak(t *testing.T) {
 	<-d.done
 	d.done <- nil
 	outs = append(outs, d.out.String())
+	// The daemon names the database it reads at start, redacted, and keeps
+	// the password out of its failing cycles' errors.
+	d = e.startDaemon(base, "WATCHDOGD_DATABASE_URL="+dead)
+	waitFor(t, 20*time.Second, "a failed cycle", func() bool { return strings.Contains(d.out.String(), "cycle failed") })
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	<-d.done
+	d.done <- nil
+	if !strings.Contains(d.out.String(), `"database":"postgres://watchdogd:xxxxx@127.0.0.1:1/kandev`) {
+		t.Errorf("the start line does not name the redacted database:\n%.2000s", d.out.String())
+	}
+	outs = append(outs, d.out.String())
 	for _, o := range outs {
 		for _, secret := range []string{slackToken, kandevToken, password} {
 			if strings.Contains(o, secret) {
