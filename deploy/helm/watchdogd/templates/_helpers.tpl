@@ -96,6 +96,10 @@ securityContext:
   {{- toYaml .Values.securityContext | nindent 2 }}
 resources:
   {{- toYaml .Values.resources | nindent 2 }}
+{{- with .Values.extraEnv }}
+env:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
 {{- end -}}
 
 {{- define "watchdogd.probe" -}}
@@ -120,6 +124,9 @@ httpGet:
 - name: tmp
   emptyDir:
     sizeLimit: 64Mi
+{{- with .Values.extraVolumes }}
+{{ toYaml . }}
+{{- end }}
 {{- end -}}
 
 {{- define "watchdogd.configMounts" -}}
@@ -131,4 +138,7 @@ httpGet:
   readOnly: true
 - name: tmp
   mountPath: /tmp
+{{- with .Values.extraVolumeMounts }}
+{{ toYaml . }}
+{{- end }}
 {{- end -}}
