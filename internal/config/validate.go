@@ -189,6 +189,9 @@ func (v validator) slack(c *Config) {
 	if s.DefaultChannel == "" && len(s.Routes) == 0 {
 		v.add("slack", "needs slack.default_channel or at least one route")
 	}
+	if s.DefaultChannel != "" {
+		v.channelID("slack.default_channel", s.DefaultChannel)
+	}
 	if s.DefaultMention != "" && !mentionRE.MatchString(s.DefaultMention) {
 		v.add("slack.default_mention", "%q is not a Slack mention like <!subteam^S123>, <@U123> or <!here>", s.DefaultMention)
 	}
@@ -196,11 +199,26 @@ func (v validator) slack(c *Config) {
 		p := fmt.Sprintf("slack.routes[%d]", i)
 		if r.Channel == "" {
 			v.add(p+".channel", "is required")
+		} else {
+			v.channelID(p+".channel", r.Channel)
 		}
 		if r.Mention != "" && !mentionRE.MatchString(r.Mention) {
 			v.add(p+".mention", "%q is not a Slack mention like <!subteam^S123>, <@U123> or <!here>", r.Mention)
 		}
 		v.match(p+".match", r.Match)
+	}
+}
+
+// channelID refuses a channel name where an id belongs. chat.postMessage
+// takes either, but chat.update (the resolve edit) and the history lookups
+// that settle a crashed delivery from Slack's own record
+// (conversations.history, .replies) take only the id: with a name, the
+// first post would go out and every later step on it would fail with
+// channel_not_found. Slack's channel names are lowercase; ids start with C,
+// G or D.
+func (v validator) channelID(path, ch string) {
+	if ch[0] != 'C' && ch[0] != 'G' && ch[0] != 'D' {
+		v.add(path, "%q looks like a channel name; use the channel's id (like C0123456789, at the bottom of the channel's details in Slack)", ch)
 	}
 }
 
