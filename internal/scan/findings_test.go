@@ -248,3 +248,41 @@ func TestWriteJSONMatchesMarshal(t *testing.T) {
 		}
 	}
 }
+
+// TestReportOrder: sessions by id in byte order whatever order the
+// snapshot holds them in (PostgreSQL's ORDER BY follows the database's
+// collation), findings by (since, kind, session_id), so two reports diff
+// cleanly.
+func TestReportOrder(t *testing.T) {
+	stalled := func(id string, lastAgo time.Duration) kandev.Session {
+		return with(session("RUNNING", time.Hour, aggregate(lastAgo)), func(s *kandev.Session) { s.ID, s.TaskID = id, "t-"+id })
+	}
+	for _, tc := range []struct {
+		name         string
+		in           []kandev.Session
+		wantSessions []string
+		wantFindings []string
+	}{
+		// Already in byte order: kept as is.
+		{"sorted", []kandev.Session{stalled("s-1", 20*time.Minute), stalled("s-2", 30*time.Minute)},
+			[]string{"s-1", "s-2"}, []string{"s-2", "s-1"}},
+		// A collation that ignores punctuation puts s_2 between s-1 and s-3.
+		{"collated", []kandev.Session{stalled("s-1", 20*time.Minute), stalled("s_2", 40*time.Minute), stalled("s-3", 30*time.Minute)},
+			[]string{"s-1", "s-3", "s_2"}, []string{"s_2", "s-3", "s-1"}},
+		// Equal since: by kind, then by session.
+		{"ties", []kandev.Session{stalled("b", 20*time.Minute), stalled("a", 20*time.Minute)},
+			[]string{"a", "b"}, []string{"a", "b"}},
+	} {
+		rep := Findings(&kandev.Snapshot{Sessions: tc.in}, Options{Thresholds: DefaultThresholds(), BaseURL: "http://k"}, now)
+		var sessions, findings []string
+		for _, s := range rep.Sessions {
+			sessions = append(sessions, s.SessionID)
+		}
+		for _, f := range rep.Findings {
+			findings = append(findings, f.SessionID)
+		}
+		if !reflect.DeepEqual(sessions, tc.wantSessions) || !reflect.DeepEqual(findings, tc.wantFindings) {
+			t.Errorf("%s: sessions %v, findings %v; want %v, %v", tc.name, sessions, findings, tc.wantSessions, tc.wantFindings)
+		}
+	}
+}
