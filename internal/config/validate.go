@@ -212,10 +212,11 @@ func (v validator) slack(c *Config) {
 // channelID refuses a channel name where an id belongs. chat.postMessage
 // takes either, but chat.update (the resolve edit) and the history lookups
 // that settle a crashed delivery from Slack's own record
-// (conversations.history, .replies) take only the id: with a name, the
-// first post would go out and every later step on it would fail with
-// channel_not_found. Slack's channel names are lowercase; ids start with C,
-// G or D.
+// (conversations.history, .replies) take only the id: with a name, posts
+// and thread replies would go out, but no message would ever be marked
+// cleared, and a delivery interrupted by a crash could not be settled
+// (channel_not_found). Slack's channel names are lowercase; ids start with
+// C, G or D.
 func (v validator) channelID(path, ch string) {
 	if ch[0] != 'C' && ch[0] != 'G' && ch[0] != 'D' {
 		v.add(path, "%q looks like a channel name; use the channel's id (like C0123456789, at the bottom of the channel's details in Slack)", ch)
