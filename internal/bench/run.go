@@ -65,6 +65,10 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	return out, nil
 }
 
+// measure takes one row's figures on a loaded dataset: the compared figures
+// in interleaved rounds, the naive loop, the plans and peak RSS at the
+// largest size, the recommended index, and last the history growth, which
+// changes the dataset.
 func (cfg Config) measure(ctx context.Context, db *database, size Size, largest bool) (Result, error) {
 	res := Result{Dialect: db.dialect, Size: size.Name, Sessions: size.Sessions,
 		Turns: size.Sessions * size.TurnsPerSession, Messages: size.Sessions * size.TurnsPerSession * size.MessagesPerTurn}
