@@ -218,7 +218,11 @@ func (v validator) slack(c *Config) {
 // (channel_not_found). Slack's channel names are lowercase; ids start with
 // C, G or D.
 func (v validator) channelID(path, ch string) {
-	if ch[0] != 'C' && ch[0] != 'G' && ch[0] != 'D' {
+	switch ch[0] {
+	case 'C', 'G', 'D':
+	case 'U', 'W':
+		v.add(path, "%q is a user id; use a channel id (C…, G…) or the id of the bot's direct message with that user (D…)", ch)
+	default:
 		v.add(path, "%q looks like a channel name; use the channel's id (like C0123456789, at the bottom of the channel's details in Slack)", ch)
 	}
 }
