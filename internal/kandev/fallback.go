@@ -47,7 +47,7 @@ func (r *Reader) fallbackSessions(ctx context.Context, tx *sql.Tx, snap *Snapsho
 		return nil, r.wrap("read sessions (metadata as text)", err)
 	}
 	defer func() { _ = rows.Close() }()
-	var out []Session
+	out := r.sessionsSlice(args)
 	var turns []authority.Turn
 	var starts []stamp
 	flush := func() {
@@ -62,7 +62,7 @@ func (r *Reader) fallbackSessions(ctx context.Context, tx *sql.Tx, snap *Snapsho
 		var turnID, meta sql.NullString
 		var started, created, completed stamp
 		var hasMsg sql.NullBool
-		dest := append(c.dest(), &turnID, &started, &created, &completed, &meta, &hasMsg)
+		dest := c.dest(&turnID, &started, &created, &completed, &meta, &hasMsg)
 		if err := rows.Scan(dest...); err != nil {
 			return nil, r.wrap("read sessions (metadata as text)", err)
 		}

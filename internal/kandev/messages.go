@@ -12,12 +12,14 @@ import (
 
 // readMessages reads the current turns' messages in one statement.
 func (r *Reader) readMessages(ctx context.Context, tx *sql.Tx, snap *Snapshot, sessions []Session) error {
-	byTurn := map[string]int{}
-	ids := []string{}
+	// The statement answers with each id's position in ids; owner maps it
+	// back to the session, without a map of 10,000 turn ids per scan.
+	ids := make([]string, 0, len(sessions))
+	owner := make([]int, 0, len(sessions))
 	for i, s := range sessions {
 		if s.Current != nil {
-			byTurn[s.Current.ID] = i
 			ids = append(ids, s.Current.ID)
+			owner = append(owner, i)
 		}
 	}
 	var arg any = ids
@@ -34,15 +36,18 @@ func (r *Reader) readMessages(ctx context.Context, tx *sql.Tx, snap *Snapshot, s
 	}
 	defer func() { _ = rows.Close() }()
 	for rows.Next() {
-		var turnID string
+		var n int64
 		var probe sql.NullString
-		if err := rows.Scan(&turnID, &probe); err != nil {
+		if err := rows.Scan(&n, &probe); err != nil {
 			return r.wrap("read current-turn messages", err)
 		}
-		i, ok := byTurn[turnID]
-		if !ok || !probe.Valid {
+		if n < 0 || n >= int64(len(owner)) {
+			return r.wrap("read current-turn messages", fmt.Errorf("turn position %d of %d", n, len(owner)))
+		}
+		if !probe.Valid {
 			continue
 		}
+		i := owner[n]
 		msgs, err := r.decodeMessages(snap, probe.String)
 		if err != nil {
 			return r.wrap("read current-turn messages", err)

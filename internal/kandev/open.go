@@ -7,6 +7,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -32,6 +33,10 @@ type Reader struct {
 	// onStatement is called once per SQL statement a snapshot runs; tests
 	// count statements with it (DESIGN §3: a fixed number per snapshot).
 	onStatement func(query string)
+	// lastSessions is the previous full snapshot's session count, the
+	// capacity the next one starts with: growing a slice of 10,000 Sessions
+	// by doubling cost more than decoding them.
+	lastSessions atomic.Int64
 }
 
 // Options tune Open.

@@ -57,6 +57,9 @@ func (r *Reader) snapshot(ctx context.Context, taskID *string) (snap *Snapshot, 
 		return nil, r.wrap("end read transaction", err)
 	}
 	snap.Sessions = sessions
+	if taskID == nil {
+		r.lastSessions.Store(int64(len(sessions)))
+	}
 	return snap, nil
 }
 
@@ -91,8 +94,10 @@ type sessionCols struct {
 	queued                     int64
 }
 
-func (c *sessionCols) dest() []any {
-	return []any{&c.id, &c.taskID, &c.state, &c.primary, &c.started, &c.title, &c.workspace, &c.taskMeta, &c.queued}
+// dest is the Scan destinations: these columns, then the statement's own.
+func (c *sessionCols) dest(more ...any) []any {
+	return append(append(make([]any, 0, 9+len(more)),
+		&c.id, &c.taskID, &c.state, &c.primary, &c.started, &c.title, &c.workspace, &c.taskMeta, &c.queued), more...)
 }
 
 func (c *sessionCols) session(snap *Snapshot) Session {
@@ -112,11 +117,14 @@ func (r *Reader) fastSessions(ctx context.Context, tx *sql.Tx, snap *Snapshot, a
 		return nil, r.wrap("read sessions", err)
 	}
 	defer func() { _ = rows.Close() }()
-	var out []Session
+	out := r.sessionsSlice(args)
+	// One set of destinations for every row: Scan overwrites each of them
+	// (NULL included), and the row is copied out before the next.
+	var c sessionCols
+	var openJSON, kandevJSON, convJSON sql.NullString
+	dest := c.dest(&openJSON, &kandevJSON, &convJSON)
 	for rows.Next() {
-		var c sessionCols
-		var openJSON, kandevJSON, convJSON sql.NullString
-		if err := rows.Scan(append(c.dest(), &openJSON, &kandevJSON, &convJSON)...); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return nil, r.wrap("read sessions", err)
 		}
 		s := c.session(snap)
@@ -129,6 +137,15 @@ func (r *Reader) fastSessions(ctx context.Context, tx *sql.Tx, snap *Snapshot, a
 		return nil, r.wrap("read sessions", err)
 	}
 	return out, nil
+}
+
+// sessionsSlice is where a snapshot's sessions go: sized as the last full
+// snapshot was, for a full one (no args); empty for one task's.
+func (r *Reader) sessionsSlice(args []any) []Session {
+	if len(args) > 0 {
+		return nil
+	}
+	return make([]Session, 0, r.lastSessions.Load())
 }
 
 // probeTurn is one turn a probe returned: [id, started_at, created_at or

@@ -191,7 +191,8 @@ ORDER BY r.session_id`,
 // and permission request. Content is capped: it only feeds a Slack section,
 // itself capped.
 //
-// Each turn yields one JSON array [newest updated_at, its type, [rows…]].
+// Each turn yields its position in the ids given (from 0) and one JSON array
+// [newest updated_at, its type, [rows…]].
 // On PostgreSQL the type comes from the one ordered aggregate (the newest
 // row first, as MAX picks its updated_at; NULLs last, as MAX ignores them).
 // On SQLite the newest update is found by instant (julianday, millisecond
@@ -201,8 +202,8 @@ func messagesQuery(d authority.Dialect) string {
 	interesting := `((m.author_type = 'agent' AND m.type IN ('status', 'script_execution')) OR m.type IN ('clarification_request', 'permission_request'))`
 	plain := `m.author_type = 'agent' AND m.type NOT IN ('status', 'script_execution')`
 	if d == authority.SQLite {
-		return `WITH cur(turn_id) AS (SELECT value FROM json_each(?1))
-SELECT c.turn_id,
+		return `WITH cur(n, turn_id) AS (SELECT key, value FROM json_each(?1))
+SELECT c.n,
   (SELECT json_array(
             CASE WHEN MAX(CASE WHEN ` + plain + ` THEN julianday(m.updated_at) END) IS NOT NULL THEN CAST(m.updated_at AS TEXT) END,
             CASE WHEN MAX(CASE WHEN ` + plain + ` THEN julianday(m.updated_at) END) IS NOT NULL THEN m.type END,
@@ -211,14 +212,14 @@ SELECT c.turn_id,
    FROM task_session_messages m WHERE m.turn_id = c.turn_id)
 FROM cur c`
 	}
-	return `SELECT c.turn_id,
+	return `SELECT c.n - 1,
   (SELECT json_build_array(
             MAX(m.updated_at) FILTER (WHERE ` + plain + `),
             (array_agg(m.type ORDER BY m.updated_at DESC NULLS LAST, m.id DESC) FILTER (WHERE ` + plain + `))[1],
             COALESCE(json_agg(json_build_array(m.id, m.author_type, m.type, substr(m.content, 1, 8192), m.metadata, m.created_at, m.updated_at))
               FILTER (WHERE ` + interesting + `), '[]'::json))::text
    FROM task_session_messages m WHERE m.turn_id = c.turn_id)
-FROM unnest($1::text[]) AS c(turn_id)`
+FROM unnest($1::text[]) WITH ORDINALITY AS c(turn_id, n)`
 }
 
 // Statements returns the snapshot's statements for this database, for EXPLAIN
