@@ -6,7 +6,16 @@ GO        ?= go
 BIN       := $(CURDIR)/bin
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -s -w -X main.version=$(VERSION)
-FUZZTIME  ?= 10s
+# Fuzz budgets are execution counts, about 10 s each on 2 cores: a
+# duration (-fuzztime=10s) races Go 1.26's fuzz coordinator at its deadline
+# and fails with a bare "context deadline exceeded", no input found
+# (golang/go#75804, fixed in Go 1.27). FUZZTIME=2m sets one budget for all,
+# for a longer local run.
+FUZZTIME  ?=
+FUZZ_RESOLVE ?= 4000x
+FUZZ_STAMPS  ?= 1000000x
+FUZZ_CONFIG  ?= 150000x
+FUZZ_PROBE   ?= 80000x
 GOLANGCI_LINT_VERSION := v2.15.0
 HELM_VERSION          := v3.22.0
 KUBECONFORM_VERSION   := v0.7.0
@@ -35,10 +44,10 @@ test-unit:
 	$(GO) test -count=1 -timeout 20m ./...
 
 fuzz:
-	$(GO) test -run='^$$' -fuzz='^FuzzResolveSQLite$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=2s ./internal/authority
-	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=2s ./internal/kandevtime
-	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=2s ./internal/config
-	$(GO) test -run='^$$' -fuzz='^FuzzProbeJSON$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=2s ./internal/kandev
+	$(GO) test -run='^$$' -fuzz='^FuzzResolveSQLite$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_RESOLVE)) -fuzzminimizetime=2s ./internal/authority
+	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_STAMPS)) -fuzzminimizetime=2s ./internal/kandevtime
+	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_CONFIG)) -fuzzminimizetime=2s ./internal/config
+	$(GO) test -run='^$$' -fuzz='^FuzzProbeJSON$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_PROBE)) -fuzzminimizetime=2s ./internal/kandev
 
 ## test-faults: the real binary under outages, crashes, rate limits, bad rows
 ## and hostile input — short versions (a 20s outage, a 90s soak, 50 kills).
