@@ -105,7 +105,7 @@ func defineFlags(fs *flag.FlagSet, opts *app.Options, now *string) bool {
 			return nil
 		})
 		fs.DurationVar(&opts.For, "for", 0, "how long the silence lasts (like 2h)")
-		fs.StringVar(&opts.Comment, "comment", "", "why")
+		fs.StringVar(&opts.Comment, "comment", "", "why (required for add)")
 		fs.StringVar(&opts.Author, "author", os.Getenv("USER"), "who")
 		fs.BoolVar(&opts.All, "all", false, "list expired silences too")
 	case "episodes":

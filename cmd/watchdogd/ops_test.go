@@ -50,6 +50,7 @@ func TestSilenceOnRunningDaemon(t *testing.T) {
 	s.Turn("turn-a", 40*time.Minute, -1, "").Agent("tool_call", 30*time.Minute)
 	extra, base := daemonConfig(t, "")
 	e := newEnv(t, b.DS, "sqlite", extra)
+	_ = e.ledger() // as a daemon's earlier start would have (the operator commands need its ledger)
 	r := watchdogd(t, e.environ(), "silence", "add", "--config", e.cfg, "--match", "session_id=sess-a", "--for", "2h", "--comment", "deploy in progress")
 	id := strings.TrimSpace(r.stdout)
 	if r.code != 0 || len(id) != 8 {
@@ -123,6 +124,38 @@ func TestEpisodesCommands(t *testing.T) {
 	r = watchdogd(t, e.environ(), "episodes", "list", "--config", e.cfg)
 	if !strings.Contains(r.stdout, "resolved: resolved by hand") {
 		t.Fatalf("episodes list:\n%s", r.stdout)
+	}
+}
+
+// TestOperatorCommandsNeedTheLedger: run against a ledger no daemon has
+// created (the wrong --config, the wrong directory), the operator commands
+// say so and exit 1 instead of creating an empty ledger and reporting that
+// nothing is open or silenced; silence add refuses a silence without a
+// comment before it looks for the ledger.
+func TestOperatorCommandsNeedTheLedger(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state.db")
+	cfg := filepath.Join(dir, "watchdogd.yaml")
+	if err := os.WriteFile(cfg, []byte("state:\n  url: sqlite://"+state+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"episodes", "list"}, {"episodes", "show", "--config", cfg, "x"}, {"episodes", "resolve", "--config", cfg, "x"},
+		{"silence", "list"}, {"silence", "expire", "--config", cfg, "x"}, {"silence", "add", "--match", "kind=stalled_turn", "--for", "1h", "--comment", "deploy"}} {
+		if args[len(args)-1] != "x" {
+			args = append(args, "--config", cfg)
+		}
+		r := watchdogd(t, nil, args...)
+		want := "ledger sqlite://" + state + ": not found; the daemon creates it on its first start"
+		if r.code != 1 || !strings.Contains(r.stderr, want) {
+			t.Errorf("%v: exit %d, stderr %q; want 1 and %q", args, r.code, r.stderr, want)
+		}
+	}
+	r := watchdogd(t, nil, "silence", "add", "--config", cfg, "--match", "kind=stalled_turn", "--for", "1h")
+	if r.code != 2 || !strings.Contains(r.stderr, "silence add needs --comment") {
+		t.Errorf("silence add without --comment: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("the commands left files behind: %v", entries)
 	}
 }
 

@@ -32,7 +32,7 @@ func openLedger(ctx context.Context, opts Options) (*config.Config, *ledger.Stor
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := ledger.Open(ctx, url)
+	st, err := ledger.OpenExisting(ctx, url)
 	return cfg, st, err
 }
 
@@ -71,6 +71,13 @@ func parseMatch(pairs []string) (config.Match, error) {
 }
 
 func runSilence(ctx context.Context, opts Options) error {
+	var add ledger.Silence
+	if opts.Sub == "add" { // the arguments first: a typo needs no ledger
+		var err error
+		if add, err = silenceArgs(opts); err != nil {
+			return err
+		}
+	}
 	_, st, err := openLedger(ctx, opts)
 	if err != nil {
 		return err
@@ -79,19 +86,11 @@ func runSilence(ctx context.Context, opts Options) error {
 	now := opts.now()
 	switch opts.Sub {
 	case "add":
-		m, err := parseMatch(opts.Match)
-		if err != nil {
+		add.CreatedAt, add.Until = now, now.Add(opts.For)
+		if err := st.AddSilence(ctx, add); err != nil {
 			return err
 		}
-		if opts.For <= 0 {
-			return usageError("silence add needs --for (like 2h)")
-		}
-		s := ledger.Silence{ID: uuid.NewString()[:8], WorkspaceID: m.WorkspaceID, TaskID: m.TaskID, SessionID: m.SessionID, Kind: m.Kind,
-			Comment: opts.Comment, CreatedBy: opts.Author, CreatedAt: now, Until: now.Add(opts.For)}
-		if err := st.AddSilence(ctx, s); err != nil {
-			return err
-		}
-		_, err = fmt.Fprintln(opts.Stdout, s.ID)
+		_, err = fmt.Fprintln(opts.Stdout, add.ID)
 		return err
 	case "list":
 		all, err := st.Silences(ctx, now, opts.All)
@@ -120,6 +119,23 @@ func runSilence(ctx context.Context, opts Options) error {
 		return err
 	}
 	return usageError("silence: want add, list or expire")
+}
+
+// silenceArgs checks silence add's arguments.
+func silenceArgs(opts Options) (ledger.Silence, error) {
+	m, err := parseMatch(opts.Match)
+	if err != nil {
+		return ledger.Silence{}, err
+	}
+	if opts.For <= 0 {
+		return ledger.Silence{}, usageError("silence add needs --for (like 2h)")
+	}
+	// As amtool requires: whoever finds the silence next needs the why.
+	if strings.TrimSpace(opts.Comment) == "" {
+		return ledger.Silence{}, usageError(`silence add needs --comment "why" (whoever finds the silence next needs to know)`)
+	}
+	return ledger.Silence{ID: uuid.NewString()[:8], WorkspaceID: m.WorkspaceID, TaskID: m.TaskID, SessionID: m.SessionID, Kind: m.Kind,
+		Comment: opts.Comment, CreatedBy: opts.Author}, nil
 }
 
 func matchText(s ledger.Silence) string {

@@ -249,6 +249,29 @@ func TestConcurrentMigrations(t *testing.T) {
 	}
 }
 
+// TestOpenExisting: the operator commands' open refuses a ledger no daemon
+// has created, and creates nothing (no file, no schema); once Open has
+// created it, it opens.
+func TestOpenExisting(t *testing.T) {
+	ctx := context.Background()
+	for _, d := range dialects {
+		t.Run(d.name, func(t *testing.T) {
+			url := d.url(t)
+			for range 2 { // the first refusal left nothing behind
+				if _, err := ledger.OpenExisting(ctx, url); !errors.Is(err, ledger.ErrNoLedger) {
+					t.Fatalf("OpenExisting of a ledger never created: %v, want ErrNoLedger", err)
+				}
+			}
+			_ = open(t, url)
+			s, err := ledger.OpenExisting(ctx, url)
+			if err != nil {
+				t.Fatalf("OpenExisting after Open: %v", err)
+			}
+			_ = s.Close()
+		})
+	}
+}
+
 // TestLease: one holder at a time; renewals keep the term; an expired lease
 // changes hands with a new term; a released one is free at once.
 func TestLease(t *testing.T) {

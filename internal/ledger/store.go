@@ -46,6 +46,21 @@ type Store struct {
 // a lock (an advisory lock on PostgreSQL, a file lock beside the SQLite file
 // held for the whole start).
 func Open(ctx context.Context, url string) (*Store, error) {
+	return open(ctx, url, false)
+}
+
+// ErrNoLedger is returned by OpenExisting when the ledger was never created.
+var ErrNoLedger = errors.New("not found; the daemon creates it on its first start (is --config the daemon's config?)")
+
+// OpenExisting opens a ledger that a daemon has already created, for the
+// operator commands: run with the wrong config or in the wrong directory,
+// they must say so rather than create an empty ledger and report that
+// nothing is open or silenced.
+func OpenExisting(ctx context.Context, url string) (*Store, error) {
+	return open(ctx, url, true)
+}
+
+func open(ctx context.Context, url string, mustExist bool) (*Store, error) {
 	target, err := dburl.Parse(url)
 	if err != nil {
 		return nil, fmt.Errorf("state.url: %w", err)
@@ -55,6 +70,11 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	var opts []goose.ProviderOption
 	switch target.Kind {
 	case dburl.SQLite:
+		if mustExist {
+			if _, err := os.Stat(target.Path); errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("ledger %s: %w", s.name, ErrNoLedger)
+			}
+		}
 		if dir := filepath.Dir(target.Path); dir != "" {
 			if err := os.MkdirAll(dir, 0o750); err != nil {
 				return nil, fmt.Errorf("ledger %s: %w", s.name, err)
@@ -97,11 +117,29 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		opts = append(opts, goose.WithSessionLocker(locker))
 	}
 	s.db.SetMaxOpenConns(4)
+	if mustExist && s.pg {
+		if err := s.schemaExists(ctx); err != nil {
+			_ = s.db.Close()
+			return nil, err
+		}
+	}
 	if err := s.migrate(ctx, dialect, opts); err != nil {
 		_ = s.db.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// schemaExists fails with ErrNoLedger when the ledger's schema is missing.
+func (s *Store) schemaExists(ctx context.Context) error {
+	var ok bool
+	if err := s.db.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)", pgSchema).Scan(&ok); err != nil {
+		return fmt.Errorf("ledger %s: %w", s.name, err)
+	}
+	if !ok {
+		return fmt.Errorf("ledger %s: %w", s.name, ErrNoLedger)
+	}
+	return nil
 }
 
 func (s *Store) migrate(ctx context.Context, dialect goose.Dialect, opts []goose.ProviderOption) error {
