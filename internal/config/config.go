@@ -7,7 +7,9 @@ package config
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"reflect"
 	"sort"
@@ -177,6 +179,7 @@ func Parse(name string, b []byte, getenv func(string) string) (*Config, error) {
 		if len(root.Content) > 0 {
 			d.decode(root.Content[0], reflect.ValueOf(c).Elem(), "")
 		}
+		secondDocument(dec, d)
 	}
 	explicitZeros(c, d)
 	applyDefaults(c)
@@ -186,4 +189,18 @@ func Parse(name string, b []byte, getenv func(string) string) (*Config, error) {
 		return nil, &Problems{File: name, Items: d.problems}
 	}
 	return c, nil
+}
+
+// secondDocument refuses a second YAML document after "---": the decoder
+// would read the first and silently drop the rest (two files concatenated,
+// a Kubernetes manifest pasted in), and a key set there would do nothing.
+func secondDocument(dec *yaml.Decoder, d *decoder) {
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case errors.Is(err, io.EOF):
+	case err != nil:
+		d.add(yamlErrLine(err), "(syntax)", "%s", yamlErrMsg(err))
+	case len(next.Content) > 0 && !(next.Content[0].Kind == yaml.ScalarNode && next.Content[0].Tag == "!!null"):
+		d.add(next.Content[0].Line, "(document)", "a second YAML document; watchdogd reads one per file")
+	}
 }
