@@ -75,7 +75,7 @@ type Result struct {
 
 // Run runs one cycle.
 func (c *Cycle) Run(ctx context.Context) (Result, error) {
-	now := c.Now()
+	start, now := time.Now(), c.Now()
 	rep, snap, err := c.scan(ctx, now)
 	if err != nil {
 		return Result{}, err
@@ -96,7 +96,30 @@ func (c *Cycle) Run(ctx context.Context) (Result, error) {
 	c.logPlan(res.Plan, res.Applied)
 	c.deliver(ctx, silences, res.Counts)
 	c.prune(ctx, now)
+	c.logSummary(res, time.Since(start))
 	return res, c.observeEpisodes(ctx)
+}
+
+// logSummary writes one line per cycle: at info when it changed something
+// (an episode opened or resolved, an action ended or will be retried), so
+// `kubectl logs` shows what each cycle did; at debug when it only found the
+// same episodes again or deferred actions (a silence would otherwise log
+// every minute).
+func (c *Cycle) logSummary(res Result, took time.Duration) {
+	level := zap.DebugLevel
+	fields := []zap.Field{zap.Int("sessions", len(res.Report.Sessions)), zap.Int("findings", len(res.Report.Findings)),
+		zap.Int("opened", len(res.Plan.Open)), zap.Int("resolved", len(res.Plan.Resolve))}
+	if len(res.Plan.Open)+len(res.Plan.Resolve) > 0 {
+		level = zap.InfoLevel
+	}
+	for _, outcome := range []string{ledger.StateDelivered, ledger.StateFailed, "retried", ledger.StateSuperseded, "deferred"} {
+		n := res.Counts[outcome]
+		if n > 0 && outcome != "deferred" {
+			level = zap.InfoLevel
+		}
+		fields = append(fields, zap.Int(outcome, n))
+	}
+	c.Log.Log(level, "cycle finished", append(fields, zap.Duration("took", took))...)
 }
 
 // scan takes the snapshot within database.scan_timeout and derives findings.

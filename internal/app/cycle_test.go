@@ -11,6 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/kandev"
@@ -268,5 +270,39 @@ func TestCancelAndNudgeRetryDoesNotCancelAgain(t *testing.T) {
 	}
 	if res.Counts["delivered"] != 1 || len(ws.Cancels()) != 1 || len(ws.Messages()) != 1 {
 		t.Fatalf("retry: outcomes %v cancels %v messages %v", res.Counts, ws.Cancels(), ws.Messages())
+	}
+}
+
+// TestCycleSummary: each cycle logs one "cycle finished" line, at info when
+// it changed something (here: an episode opened and its post delivered),
+// at debug when it only saw the same episode again.
+func TestCycleSummary(t *testing.T) {
+	b := kandevtest.NewBuilder(time.Now())
+	s := b.Session("s1", "Fix login", "ws", "RUNNING", time.Hour, "")
+	s.Turn("turn-1", 40*time.Minute, -1, "").Agent("tool_call", 30*time.Minute)
+	c, _, _ := testCycle(t, b.DS, nil)
+	core, logs := observer.New(zapcore.DebugLevel)
+	c.Log = zap.New(core)
+	for i, want := range []struct {
+		level             zapcore.Level
+		opened, delivered int64
+	}{{zapcore.InfoLevel, 1, 1}, {zapcore.DebugLevel, 0, 0}} {
+		if _, err := c.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		var lines []observer.LoggedEntry
+		for _, e := range logs.TakeAll() {
+			if e.Message == "cycle finished" {
+				lines = append(lines, e)
+			}
+		}
+		if len(lines) != 1 {
+			t.Fatalf("cycle %d: %d summary lines", i, len(lines))
+		}
+		f := lines[0].ContextMap()
+		if lines[0].Level != want.level || f["sessions"] != int64(1) || f["findings"] != int64(1) ||
+			f["opened"] != want.opened || f["delivered"] != want.delivered {
+			t.Errorf("cycle %d: %s %v, want level %s opened %d delivered %d", i, lines[0].Level, f, want.level, want.opened, want.delivered)
+		}
 	}
 }

@@ -114,7 +114,11 @@ func (c *Cycle) deliverOne(ctx context.Context, run *deliveryRun, d ledger.Due) 
 	c.count(run, d.Action, result)
 	switch out.State {
 	case ledger.StateDelivered:
-		log.Info("action delivered", zap.String("channel", out.ResultChannel), zap.String("slack_ts", out.ResultTS))
+		if out.ResultTS == "" { // not Slack: no message to point at
+			log.Info("action delivered")
+		} else {
+			log.Info("action delivered", zap.String("channel", out.ResultChannel), zap.String("slack_ts", out.ResultTS))
+		}
 	case ledger.StateFailed:
 		log.Error("action failed", zap.String("err", out.Error))
 	case ledger.StateSuperseded:
