@@ -40,3 +40,16 @@ func Due(since time.Time, p *config.Policy, now time.Time) (Occurrence, bool) {
 	}
 	return occ, true
 }
+
+// RepeatCovered reports whether a repeat occurrence is already covered by a
+// step message that went out (or may have) at lastSent: later than half a
+// repeat period before the repeat came due. Repeats are anchored on since,
+// so a first message sent late (watchdogd's first start on an old finding,
+// the end of quiet hours or a silence, a Slack outage) could otherwise be
+// followed by a repeat seconds later: a second ping for nothing new. A
+// covered repeat is skipped, not postponed; the next one is a full period
+// later. In steady operation the last message goes out about a period
+// before the repeat, which is never covered.
+func RepeatCovered(occ Occurrence, p *config.Policy, lastSent time.Time) bool {
+	return occ.Repeat > 0 && !lastSent.IsZero() && lastSent.After(occ.At.Add(-p.RepeatEvery/2))
+}

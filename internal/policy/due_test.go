@@ -42,3 +42,39 @@ func TestDue(t *testing.T) {
 		}
 	}
 }
+
+func TestRepeatCovered(t *testing.T) {
+	h, m := time.Hour, time.Minute
+	p := &config.Policy{Steps: []config.Step{{After: 0, Action: "slack"}}, RepeatEvery: h}
+	due := time.Date(2026, 11, 30, 9, 0, 34, 0, time.UTC) // the repeat's At
+	cases := []struct {
+		name     string
+		repeat   int
+		lastSent time.Duration // relative to due; 0 means never sent
+		covered  bool
+	}{
+		// Steady operation: the previous message went out a period
+		// before, give or take a tick.
+		{"previous message a period earlier", 1, -h + 20*time.Second, false},
+		{"previous message delivered late within the period's first half", 1, -31 * m, false},
+		// A first post released by quiet hours at 09:00:05; the since-
+		// anchored repeat comes due 29 s later: no second ping.
+		{"a message moments before the repeat came due", 1, -29 * time.Second, true},
+		{"half a period before, exactly: not covered", 1, -30 * m, false},
+		// A message retried through a Slack outage that landed after the
+		// repeat came due already told the channel.
+		{"a message sent after the repeat came due", 2, 15 * m, true},
+		{"nothing sent yet", 1, 0, false},
+		// Steps themselves are never covered: an escalation is the ladder.
+		{"the step itself", 0, -5 * time.Second, false},
+	}
+	for _, c := range cases {
+		var last time.Time
+		if c.lastSent != 0 {
+			last = due.Add(c.lastSent)
+		}
+		if got := RepeatCovered(Occurrence{Step: 0, Repeat: c.repeat, At: due}, p, last); got != c.covered {
+			t.Errorf("%s: covered %v, want %v", c.name, got, c.covered)
+		}
+	}
+}

@@ -138,6 +138,9 @@ func (p *planner) steps(e ledger.Episode) bool {
 	}
 	step := pol.Steps[occ.Step]
 	seq := fmt.Sprintf("step/%s/%d/%d", e.Kind, occ.Step, occ.Repeat)
+	if actionBySeq(e, seq) == nil && RepeatCovered(occ, pol, lastStepSent(e)) {
+		return false
+	}
 	p.decide(e, seq, occ.Step, occ.Repeat, step.Action, step.Mention)
 	return actionBySeq(e, seq) == nil
 }
@@ -218,6 +221,20 @@ func firstSlack(e ledger.Episode, excluded map[string]bool) *ledger.Action {
 		return &e.Actions[i]
 	}
 	return nil
+}
+
+// lastStepSent is when the episode's newest step message went out, or may
+// have: delivered, in flight, or pending after an attempt that may have
+// landed.
+func lastStepSent(e ledger.Episode) time.Time {
+	var last time.Time
+	for _, a := range e.Actions {
+		sent := a.State == ledger.StateDelivered || a.State == ledger.StateClaimed || (a.State == ledger.StatePending && a.Uncertain)
+		if sent && strings.HasPrefix(a.Seq, "step/") && a.UpdatedAt.After(last) {
+			last = a.UpdatedAt
+		}
+	}
+	return last
 }
 
 func actionBySeq(e ledger.Episode, seq string) *ledger.Action {

@@ -285,3 +285,33 @@ func TestQuietHours(t *testing.T) {
 		t.Error("a silence for another kind does not")
 	}
 }
+
+// TestNoRepeatOnTheHeelsOfAPost: an old question seen for the first time
+// (watchdogd's first start) is posted at once, with the newest due
+// repeat; its next since-anchored repeat comes due 20 s later and is
+// skipped, so the channel is not pinged twice for nothing new; the repeat
+// after that goes out a full period later.
+func TestNoRepeatOnTheHeelsOfAPost(t *testing.T) {
+	m := time.Minute
+	// Ladder: post at since, mention at 1h, repeat every 1h; repeat 12 of
+	// the mention step comes due at t0+20s.
+	f := finding(scan.KindUnansweredClarification, t0.Add(-13*time.Hour+20*time.Second))
+	p1 := Decide(ledger.State{}, input(t0, f))
+	if seqs(p1.Actions) != "step/unanswered_clarification/1/11:slack@C-default+mention" {
+		t.Fatalf("first cycle: %q", seqs(p1.Actions))
+	}
+	st := episode(p1, ledger.StateDelivered)
+	st.Open[0].Actions[0].UpdatedAt = t0
+	if p := Decide(st, input(t0.Add(m), f)); len(p.Actions) != 0 {
+		t.Fatalf("a minute after the post: %q, want nothing", seqs(p.Actions))
+	}
+	// Had the post still been pending (deferred), the newer repeat would
+	// replace it: nothing went out, so nothing is covered.
+	pending := episode(p1)
+	if p := Decide(pending, input(t0.Add(m), f)); seqs(p.Actions) != "step/unanswered_clarification/1/12:slack@C-default+mention" || len(p.Supersede) != 1 {
+		t.Fatalf("over a pending post: %q, superseded %d", seqs(p.Actions), len(p.Supersede))
+	}
+	if p := Decide(st, input(t0.Add(time.Hour+m), f)); seqs(p.Actions) != "step/unanswered_clarification/1/13:slack@C-default+mention^parent" {
+		t.Fatalf("an hour later: %q", seqs(p.Actions))
+	}
+}
