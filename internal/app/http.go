@@ -172,7 +172,7 @@ func (d *daemon) episodes(ctx context.Context) ([]episodeView, error) {
 			WorkspaceID: e.WorkspaceID, TurnID: e.TurnID, PendingID: e.PendingID, Since: kandevtime.RFC3339(e.Since),
 			AgeSeconds: int64(now.Sub(e.Since) / time.Second), Link: f.Link}
 		if v.Link == "" {
-			v.Link = strings.TrimRight(cfg.Kandev.BaseURL, "/") + "/t/" + e.TaskID
+			v.Link = scan.TaskLink(cfg.Kandev.BaseURL, e.TaskID)
 		}
 		for _, s := range silences {
 			if now.Before(s.Until) && policy.Matches(s.Match, e) {

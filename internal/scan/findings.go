@@ -82,7 +82,7 @@ func analyze(s kandev.Session, interruptTarget bool, opts Options, now time.Time
 		kandevTurn = s.Current.ID
 	}
 	sr := sessionReport(s, f, kandevTurn)
-	base := Finding{SessionID: s.ID, TaskID: s.TaskID, TaskTitle: s.TaskTitle, WorkspaceID: s.WorkspaceID, State: s.State, Link: taskLink(opts.BaseURL, s.TaskID)}
+	base := Finding{SessionID: s.ID, TaskID: s.TaskID, TaskTitle: s.TaskTitle, WorkspaceID: s.WorkspaceID, State: s.State, Link: TaskLink(opts.BaseURL, s.TaskID)}
 	var out []Finding
 	add := func(kind string, since time.Time, turnID, pendingID *string, d *Detail) {
 		g := base
@@ -166,7 +166,8 @@ func sessionReport(s kandev.Session, f facts, kandevTurn string) SessionReport {
 	return sr
 }
 
-func taskLink(base, taskID string) string {
+// TaskLink is the kandev page of a task: base_url/t/<task id>.
+func TaskLink(base, taskID string) string {
 	return strings.TrimRight(base, "/") + "/t/" + url.PathEscape(taskID)
 }
 
