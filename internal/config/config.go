@@ -200,7 +200,7 @@ func secondDocument(dec *yaml.Decoder, d *decoder) {
 	case errors.Is(err, io.EOF):
 	case err != nil:
 		d.add(yamlErrLine(err), "(syntax)", "%s", yamlErrMsg(err))
-	case len(next.Content) > 0 && !(next.Content[0].Kind == yaml.ScalarNode && next.Content[0].Tag == "!!null"):
+	case len(next.Content) > 0 && (next.Content[0].Kind != yaml.ScalarNode || next.Content[0].Tag != "!!null"):
 		d.add(next.Content[0].Line, "(document)", "a second YAML document; watchdogd reads one per file")
 	}
 }
