@@ -87,6 +87,10 @@ func (s *Slack) Update(ctx context.Context, channel, ts string, m Message) error
 // Find looks for a message carrying key in a channel's history since
 // oldest (conversations.history), or in a thread (conversations.replies),
 // and returns its ts. It settles deliveries whose outcome was lost.
+// It reads at most 20 pages of 200 messages: past that (a channel busier
+// than 4,000 messages since the action was decided) it answers "not
+// found", so the action is posted again — a possible duplicate rather than
+// a page that is never sent.
 func (s *Slack) Find(ctx context.Context, channel, threadTS, key string, oldest time.Time) (string, bool, error) {
 	since := strconv.FormatFloat(float64(oldest.Add(-time.Minute).UnixMicro())/1e6, 'f', 6, 64)
 	cursor := ""
