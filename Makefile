@@ -13,6 +13,7 @@ LDFLAGS   := -s -w -X main.version=$(VERSION)
 # for a longer local run.
 FUZZTIME  ?=
 FUZZ_RESOLVE ?= 4000x
+FUZZ_RESOLVE_PG ?= 4000x
 FUZZ_STAMPS  ?= 1000000x
 FUZZ_CONFIG  ?= 150000x
 FUZZ_PROBE   ?= 80000x
@@ -45,6 +46,7 @@ test-unit:
 
 fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzResolveSQLite$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_RESOLVE)) -fuzzminimizetime=2s ./internal/authority
+	$(GO) test -run='^$$' -fuzz='^FuzzResolvePostgres$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_RESOLVE_PG)) -fuzzminimizetime=2s ./internal/authority
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_STAMPS)) -fuzzminimizetime=2s ./internal/kandevtime
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_CONFIG)) -fuzzminimizetime=2s ./internal/config
 	$(GO) test -run='^$$' -fuzz='^FuzzProbeJSON$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_PROBE)) -fuzzminimizetime=2s ./internal/kandev

@@ -15,7 +15,7 @@ import (
 	"github.com/watchdogd/watchdogd/internal/pgtest"
 )
 
-func startPostgres(t *testing.T) *kandevtest.Postgres {
+func startPostgres(t testing.TB) *kandevtest.Postgres {
 	t.Helper()
 	srv, err := pgtest.Start()
 	if err != nil {
@@ -46,7 +46,7 @@ func storable(ft []fuzzTurn) bool {
 	return true
 }
 
-func postgresEval(t *testing.T, db *kandevtest.Postgres, ft []fuzzTurn) dbEval {
+func postgresEval(t testing.TB, db *kandevtest.Postgres, ft []fuzzTurn) dbEval {
 	ctx := context.Background()
 	conn := db.Conn()
 	if _, err := conn.Exec(ctx, "DELETE FROM task_session_turns; DELETE FROM task_session_messages"); err != nil {
@@ -106,25 +106,6 @@ func postgresEval(t *testing.T, db *kandevtest.Postgres, ft []fuzzTurn) dbEval {
 	return ev
 }
 
-// TestResolvePostgresSeeds runs the differential fuzz test's seed corpus
-// against a real PostgreSQL: the Go rule in PostgreSQL mode must pick the
-// same turn and read the same flags and validity as the ::jsonb cast.
-func TestResolvePostgresSeeds(t *testing.T) {
-	db := startPostgres(t)
-	ran := 0
-	for _, s := range seeds() {
-		ft := decode([]byte(s[0]), s[1])
-		if !storable(ft) {
-			continue
-		}
-		ran++
-		compare(t, authority.Postgres, ft, postgresEval(t, db, ft), goEval(authority.Postgres, ft))
-	}
-	if ran < len(seeds())*3/4 {
-		t.Fatalf("only %d of %d seeds were storable in PostgreSQL", ran, len(seeds()))
-	}
-}
-
 // TestFixturePostgresFragments runs every shared fixture case through
 // PostgreSQL's fragments (the snapshot statement itself is tested in
 // internal/kandev).
@@ -151,4 +132,32 @@ func deref0(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// FuzzResolvePostgres is the differential fuzz test of the Go rule
+// (PostgreSQL mode) against a real PostgreSQL, on the same inputs as
+// FuzzResolveSQLite (go test runs its seed corpus): the turn picked, each turn's flags and whether the
+// ::jsonb cast accepts its metadata. Inputs PostgreSQL's text type cannot
+// hold (NUL, invalid UTF-8) are skipped. make fuzz runs it briefly (each
+// input is a few round trips, so it runs far fewer inputs than SQLite's).
+func FuzzResolvePostgres(f *testing.F) {
+	storableSeeds := 0
+	for _, s := range seeds() {
+		f.Add([]byte(s[0]), s[1])
+		if storable(decode([]byte(s[0]), s[1])) {
+			storableSeeds++
+		}
+	}
+	// go test runs the seeds as a test: most of them must reach PostgreSQL.
+	if storableSeeds < len(seeds())*3/4 {
+		f.Fatalf("only %d of %d seeds are storable in PostgreSQL", storableSeeds, len(seeds()))
+	}
+	db := startPostgres(f)
+	f.Fuzz(func(t *testing.T, shape []byte, raw string) {
+		ft := decode(shape, raw)
+		if !storable(ft) {
+			t.Skip("not storable in PostgreSQL's text type")
+		}
+		compare(t, authority.Postgres, ft, postgresEval(t, db, ft), goEval(authority.Postgres, ft))
+	})
 }
