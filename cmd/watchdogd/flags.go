@@ -111,6 +111,7 @@ func defineFlags(fs *flag.FlagSet, opts *app.Options, now *string) bool {
 	case "episodes":
 		fs.StringVar(&opts.ConfigFile, "config", "", "config file (YAML): its state.url is the ledger")
 		fs.BoolVar(&opts.Open, "open", false, "list open episodes only")
+		fs.IntVar(&opts.Limit, "limit", 500, "list at most this many, newest first (0: all)")
 	case "notify-test":
 		fs.StringVar(&opts.ConfigFile, "config", "", "config file (YAML)")
 		fs.StringVar(&opts.Workspace, "workspace", "", "route as an episode of this workspace would be")

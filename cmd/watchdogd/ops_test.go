@@ -122,8 +122,14 @@ func TestEpisodesCommands(t *testing.T) {
 		t.Fatalf("first message %+v", msgs[0])
 	}
 	r = watchdogd(t, e.environ(), "episodes", "list", "--config", e.cfg)
-	if !strings.Contains(r.stdout, "resolved: resolved by hand") {
-		t.Fatalf("episodes list:\n%s", r.stdout)
+	if !strings.Contains(r.stdout, "resolved: resolved by hand") || strings.Count(r.stdout, "\n") != 3 || r.stderr != "" {
+		t.Fatalf("episodes list:\n%s%s", r.stdout, r.stderr)
+	}
+	// Two episodes now (the resolved one and the stall opened anew): a
+	// limit of one shows the newest and says there are more.
+	r = watchdogd(t, e.environ(), "episodes", "list", "--config", e.cfg, "--limit", "1")
+	if strings.Count(r.stdout, "\n") != 2 || !strings.Contains(r.stdout, " open\n") || r.stderr != "showing the newest 1; --limit 0 lists them all\n" {
+		t.Fatalf("episodes list --limit 1:\n%s%s", r.stdout, r.stderr)
 	}
 }
 

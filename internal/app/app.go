@@ -34,6 +34,7 @@ type Options struct {
 	ID        string // silence or episode id
 	All       bool   // silence list --all
 	Open      bool   // episodes list --open
+	Limit     int    // episodes list --limit (0: all)
 	Workspace string // notify-test --workspace
 
 	Version string

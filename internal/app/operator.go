@@ -157,9 +157,16 @@ func runEpisodes(ctx context.Context, opts Options) error {
 	now := opts.now()
 	switch opts.Sub {
 	case "list":
-		eps, err := st.Episodes(ctx, opts.Open, 500)
+		if opts.Limit < 0 {
+			return usageError("--limit must be 0 (all) or more")
+		}
+		eps, err := st.Episodes(ctx, opts.Open, opts.Limit)
 		if err != nil {
 			return err
+		}
+		if opts.Limit > 0 && len(eps) > opts.Limit {
+			eps = eps[:opts.Limit]
+			defer fmt.Fprintf(opts.Stderr, "showing the newest %d; --limit 0 lists them all\n", opts.Limit)
 		}
 		tw := tabwriter.NewWriter(opts.Stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tKIND\tSESSION\tTASK\tAGE\tSTATE")

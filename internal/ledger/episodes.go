@@ -240,13 +240,18 @@ func (s *Store) checkConflict(ctx context.Context, tx *sql.Tx, a Action) (*Confl
 	return &Conflict{Key: a.Key, Stored: stored, Want: a.Digest}, nil
 }
 
-// Episodes lists episodes, newest first; open only when openOnly.
+// Episodes lists episodes, newest first; open only when openOnly. With a
+// limit it returns up to limit+1, so the caller can say there are more; 0
+// lists all.
 func (s *Store) Episodes(ctx context.Context, openOnly bool, limit int) ([]Episode, error) {
 	q := "SELECT " + episodeCols + " FROM episodes"
 	if openOnly {
 		q += " WHERE resolved_us IS NULL"
 	}
-	q += fmt.Sprintf(" ORDER BY opened_us DESC, id LIMIT %d", limit)
+	q += " ORDER BY opened_us DESC, id"
+	if limit > 0 { // one more than asked, so the caller can tell there are more
+		q += fmt.Sprintf(" LIMIT %d", limit+1)
+	}
 	rows, err := s.db.QueryContext(ctx, q)
 	if err != nil {
 		return nil, s.wrap("list episodes", err)
