@@ -51,7 +51,7 @@ func TestSilenceOnRunningDaemon(t *testing.T) {
 	extra, base := daemonConfig(t, "")
 	e := newEnv(t, b.DS, "sqlite", extra)
 	_ = e.ledger() // as a daemon's earlier start would have (the operator commands need its ledger)
-	r := watchdogd(t, e.environ(), "silence", "add", "--config", e.cfg, "--match", "session_id=sess-a", "--for", "2h", "--comment", "deploy in progress")
+	r := watchdogd(t, e.environ(), "silence", "add", "--config", e.cfg, "--match", "session_id=sess-a", "--for", "2h", "--comment", "deploy in progress", "--author", "oncall")
 	id := strings.TrimSpace(r.stdout)
 	if r.code != 0 || len(id) != 8 {
 		t.Fatalf("silence add: %d %q %s", r.code, r.stdout, r.stderr)
@@ -68,7 +68,7 @@ func TestSilenceOnRunningDaemon(t *testing.T) {
 		t.Error("the status page does not show the silence")
 	}
 	r = watchdogd(t, e.environ(), "silence", "list", "--config", e.cfg)
-	if !regexp.MustCompile(id + `\s+session_id=sess-a\s+\S+\s+active\s+deploy in progress`).MatchString(r.stdout) {
+	if !regexp.MustCompile(id + `\s+session_id=sess-a\s+\S+\s+active\s+oncall\s+deploy in progress`).MatchString(r.stdout) {
 		t.Fatalf("silence list:\n%s", r.stdout)
 	}
 	if r := watchdogd(t, e.environ(), "silence", "expire", "--config", e.cfg, id); r.code != 0 {

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -98,13 +99,13 @@ func runSilence(ctx context.Context, opts Options) error {
 			return err
 		}
 		tw := tabwriter.NewWriter(opts.Stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tMATCH\tUNTIL\tSTATE\tCOMMENT")
+		fmt.Fprintln(tw, "ID\tMATCH\tUNTIL\tSTATE\tBY\tCOMMENT")
 		for _, s := range all {
 			state := "active"
 			if !s.Active(now) {
 				state = "expired"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.ID, matchText(s), kandevtime.RFC3339(s.Until), state, s.Comment)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, matchText(s), kandevtime.RFC3339(s.Until), state, cmp.Or(s.CreatedBy, "-"), s.Comment)
 		}
 		return tw.Flush()
 	case "expire":
