@@ -174,7 +174,7 @@ func Parse(name string, b []byte, getenv func(string) string) (*Config, error) {
 		var root yaml.Node
 		dec := yaml.NewDecoder(bytes.NewReader(b))
 		if err := dec.Decode(&root); err != nil {
-			return nil, &Problems{File: name, Items: []Problem{{Line: yamlErrLine(err), Field: "(syntax)", Msg: yamlErrMsg(err)}}}
+			return nil, &Problems{File: name, Items: []Problem{{Line: yamlErrLine(err), Field: "(syntax)", Msg: oneLine(yamlErrMsg(err))}}}
 		}
 		if len(root.Content) > 0 {
 			d.decode(root.Content[0], reflect.ValueOf(c).Elem(), "")

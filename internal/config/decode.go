@@ -71,10 +71,13 @@ func (d *decoder) add(line int, field, format string, args ...any) {
 		d.failed = map[string]bool{}
 	}
 	d.failed[field] = true
-	// A problem is one line of check-config's output, even when a library's
-	// error repeats a value with a line break in it (cron does).
-	msg := strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(fmt.Sprintf(format, args...))
-	d.problems = append(d.problems, Problem{Line: line, Field: field, Msg: msg})
+	d.problems = append(d.problems, Problem{Line: line, Field: field, Msg: oneLine(fmt.Sprintf(format, args...))})
+}
+
+// oneLine keeps a problem to one line of check-config's output, even when
+// a library's error repeats a value with a line break in it (cron does).
+func oneLine(msg string) string {
+	return strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(msg)
 }
 
 // failedAt reports whether path or one of its parents already failed.
