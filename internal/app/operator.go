@@ -34,6 +34,9 @@ func openLedger(ctx context.Context, opts Options) (*config.Config, *ledger.Stor
 		return nil, nil, err
 	}
 	st, err := ledger.OpenExisting(ctx, url)
+	if errors.Is(err, ledger.ErrNoLedger) {
+		return nil, nil, fmt.Errorf("%w; the daemon creates it on its first start (is --config the daemon's config?)", err)
+	}
 	return cfg, st, err
 }
 

@@ -50,7 +50,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 }
 
 // ErrNoLedger is returned by OpenExisting when the ledger was never created.
-var ErrNoLedger = errors.New("not found; the daemon creates it on its first start (is --config the daemon's config?)")
+var ErrNoLedger = errors.New("not found")
 
 // OpenExisting opens a ledger that a daemon has already created, for the
 // operator commands: run with the wrong config or in the wrong directory,
