@@ -34,11 +34,11 @@ func startPostgres(t testing.TB) *kandevtest.Postgres {
 	return db
 }
 
-// storable rewrites what PostgreSQL's text type cannot hold — a NUL byte,
+// forPostgres rewrites what PostgreSQL's text type cannot hold — a NUL byte,
 // invalid UTF-8; such metadata exists only on SQLite — to U+FFFD, so that
 // every fuzz input still reaches PostgreSQL. (The JSON escape \u0000, which
 // text holds and ::jsonb refuses, is kept.)
-func storable(ft []fuzzTurn) []fuzzTurn {
+func forPostgres(ft []fuzzTurn) []fuzzTurn {
 	out := make([]fuzzTurn, len(ft))
 	for i, t := range ft {
 		if t.meta != nil {
@@ -150,7 +150,7 @@ func FuzzResolvePostgres(f *testing.F) {
 	}
 	db := startPostgres(f)
 	f.Fuzz(func(t *testing.T, shape []byte, raw string) {
-		ft := storable(decode(shape, raw))
+		ft := forPostgres(decode(shape, raw))
 		compare(t, authority.Postgres, ft, postgresEval(t, db, ft), goEval(authority.Postgres, ft))
 	})
 }
