@@ -19,21 +19,30 @@ import (
 	"github.com/watchdogd/watchdogd/internal/pgtest"
 )
 
+// pgDatabase starts a PostgreSQL server of the test's own (the outage
+// tests stop and restart it) with one fresh database, closed when the test
+// and its daemons are done.
+func pgDatabase(t *testing.T, name string) (*pgtest.Server, string) {
+	t.Helper()
+	srv, err := pgtest.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	dsn, err := srv.NewDatabase(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, dsn
+}
+
 // TestFaultKandevPostgresOutage: kandev's PostgreSQL stops while the daemon
 // runs. The process stays up, logs once per change of error, /readyz fails
 // within two cycles, scans_total{result="error"} rises, the first cycle
 // after the restart succeeds, and what came due meanwhile is sent once.
 func TestFaultKandevPostgresOutage(t *testing.T) {
 	ctx := context.Background()
-	srv, err := pgtest.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	dsn, err := srv.NewDatabase(ctx, "kandev")
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, dsn := pgDatabase(t, "kandev")
 	ds := world(time.Now())
 	lateQuestion(&ds, "sess-late", *outage/2+5*time.Second)
 	db, err := kandevtest.CreatePostgres(ctx, dsn, kandevtest.Options{})
@@ -94,16 +103,7 @@ func TestFaultKandevPostgresOutage(t *testing.T) {
 // TestFaultLedgerPostgresOutage: the PostgreSQL ledger stops: nothing is
 // sent that is not recorded first; delivery resumes without duplicates.
 func TestFaultLedgerPostgresOutage(t *testing.T) {
-	ctx := context.Background()
-	srv, err := pgtest.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	ledgerURL, err := srv.NewDatabase(ctx, "ledger")
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, ledgerURL := pgDatabase(t, "ledger")
 	ds := world(time.Now())
 	lateQuestion(&ds, "sess-late", *outage/2+5*time.Second)
 	extra, base := daemonConfig(t, "")

@@ -22,7 +22,6 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
-	"github.com/watchdogd/watchdogd/internal/pgtest"
 	"github.com/watchdogd/watchdogd/internal/slacktest"
 )
 
@@ -260,12 +259,7 @@ func TestFaultHostileData(t *testing.T) {
 	tb.Clarification(`p'";--`, `q<!here>`, evil, evil+" "+strings.Repeat("long ", 5000), []kandevtest.QuestionOpt{{ID: "a", Label: evil, Description: evil}}, "", 30*time.Minute, nil)
 	b.DS.Messages[len(b.DS.Messages)-1].Metadata = kandevtest.P(strings.TrimSuffix(*b.DS.Messages[len(b.DS.Messages)-1].Metadata, "}") + `, "pad": "` + strings.Repeat("y", 10<<20) + `"}`)
 	ctx := context.Background()
-	pgsrv, err := pgtest.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pgsrv.Close()
-	dsn, _ := pgsrv.NewDatabase(ctx, "hostile")
+	_, dsn := pgDatabase(t, "hostile")
 	pgdb, err := kandevtest.CreatePostgres(ctx, dsn, kandevtest.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -44,6 +44,22 @@ func (cfg Config) load(ctx context.Context, dialect string, size Size) (*databas
 	return db, nil
 }
 
+// kandevDB is what loading needs of a kandev-shaped database of either
+// dialect.
+type kandevDB interface {
+	Write(ctx context.Context, d kandevtest.Dataset) error
+	CreateIndexes(ctx context.Context) error
+}
+
+// fill writes the generated dataset, then creates the indexes (after the
+// rows, as a restore would).
+func fill(ctx context.Context, spec kandevtest.Spec, db kandevDB) error {
+	if err := kandevtest.Generate(spec, func(d kandevtest.Dataset) error { return db.Write(ctx, d) }); err != nil {
+		return err
+	}
+	return db.CreateIndexes(ctx)
+}
+
 // loadPostgres loads the dataset into a fresh database on the run's server,
 // indexes created after the rows as a restore would.
 func (cfg Config) loadPostgres(ctx context.Context, size Size) (*database, error) {
@@ -56,10 +72,7 @@ func (cfg Config) loadPostgres(ctx context.Context, size Size) (*database, error
 	if err != nil {
 		return nil, err
 	}
-	if err := kandevtest.Generate(spec, func(d kandevtest.Dataset) error { return pg.Write(ctx, d) }); err != nil {
-		return nil, err
-	}
-	if err := pg.CreateIndexes(ctx); err != nil {
+	if err := fill(ctx, spec, pg); err != nil {
 		return nil, err
 	}
 	return &database{dialect: "postgres", url: dsn, close: func() { _ = pg.Close() },
@@ -92,10 +105,8 @@ func (cfg Config) loadSQLite(ctx context.Context, size Size) (*database, error) 
 		if err != nil {
 			return nil, err
 		}
-		if err := kandevtest.Generate(spec, func(d kandevtest.Dataset) error { return lite.Write(ctx, d) }); err != nil {
-			return nil, err
-		}
-		if err := lite.CreateIndexes(ctx); err != nil {
+		if err := fill(ctx, spec, lite); err != nil {
+			_ = lite.Close()
 			return nil, err
 		}
 		if _, err := lite.DB().ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
