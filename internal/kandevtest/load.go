@@ -37,7 +37,7 @@ func CreateSQLite(path string, opts Options) (*SQLite, error) {
 	db.SetMaxOpenConns(1)
 	schema := sqliteSchema
 	if !opts.WithoutQueuedTable {
-		schema += sqliteQueuedSchema
+		schema += queuedSchema
 	}
 	if !opts.DeferIndexes {
 		schema += indexes
@@ -104,7 +104,7 @@ func CreatePostgres(ctx context.Context, dsn string, opts Options) (*Postgres, e
 	}
 	schema := postgresSchema
 	if !opts.WithoutQueuedTable {
-		schema += postgresQueuedSchema
+		schema += queuedSchema
 	}
 	if !opts.DeferIndexes {
 		schema += indexes

@@ -1,10 +1,10 @@
 package kandevtest
 
-// The DDL mirrors kandev's tables with the columns watchdogd reads (and a few
+// kandevTables mirrors kandev's tables with the columns watchdogd reads (and a few
 // it does not, so a scan that read them by accident would be caught by the
-// schema check in a real installation, not here). Indexes are kandev's.
-const sqliteSchema = `
-PRAGMA journal_mode = WAL;
+// schema check in a real installation, not here), in DDL both dialects
+// accept alike. Indexes are kandev's.
+const kandevTables = `
 CREATE TABLE tasks (
   id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL DEFAULT '', title TEXT NOT NULL DEFAULT '',
   state TEXT NOT NULL DEFAULT 'TODO', metadata TEXT DEFAULT '{}', archived_at TIMESTAMP,
@@ -38,34 +38,14 @@ CREATE INDEX idx_messages_session_created ON task_session_messages(task_session_
 CREATE INDEX idx_messages_session_updated ON task_session_messages(task_session_id, updated_at);
 `
 
-const sqliteQueuedSchema = `
-CREATE TABLE queued_messages (
-  id TEXT PRIMARY KEY, session_id TEXT NOT NULL, task_id TEXT, position INTEGER NOT NULL DEFAULT 0,
-  content TEXT, queued_at TIMESTAMP, queued_by TEXT);
-`
+// sqliteSchema is kandevTables in a WAL-mode file, as kandev runs it.
+const sqliteSchema = "PRAGMA journal_mode = WAL;\n" + kandevTables
 
-const postgresSchema = `
-CREATE TABLE tasks (
-  id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL DEFAULT '', title TEXT NOT NULL DEFAULT '',
-  state TEXT NOT NULL DEFAULT 'TODO', metadata TEXT DEFAULT '{}', archived_at TIMESTAMP,
-  is_ephemeral INTEGER NOT NULL DEFAULT 0, parent_id TEXT,
-  created_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP, updated_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP);
-CREATE TABLE task_sessions (
-  id TEXT PRIMARY KEY, task_id TEXT NOT NULL, state TEXT NOT NULL, name TEXT,
-  is_primary INTEGER NOT NULL DEFAULT 0, metadata TEXT DEFAULT '{}', error_message TEXT,
-  started_at TIMESTAMP, completed_at TIMESTAMP, updated_at TIMESTAMP);
-CREATE TABLE task_session_turns (
-  id TEXT PRIMARY KEY, task_session_id TEXT NOT NULL, task_id TEXT NOT NULL,
-  started_at TIMESTAMP NOT NULL, completed_at TIMESTAMP, metadata TEXT DEFAULT '{}',
-  created_at TIMESTAMP, updated_at TIMESTAMP);
-CREATE TABLE task_session_messages (
-  id TEXT PRIMARY KEY, task_session_id TEXT NOT NULL, task_id TEXT, turn_id TEXT,
-  author_type TEXT NOT NULL DEFAULT 'agent', type TEXT NOT NULL DEFAULT 'message', content TEXT,
-  requests_input INTEGER NOT NULL DEFAULT 0, metadata TEXT DEFAULT '{}',
-  created_at TIMESTAMP, updated_at TIMESTAMP);
-`
+// postgresSchema is kandevTables as they are.
+const postgresSchema = kandevTables
 
-const postgresQueuedSchema = `
+// queuedSchema is the queued_messages table newer kandev releases have.
+const queuedSchema = `
 CREATE TABLE queued_messages (
   id TEXT PRIMARY KEY, session_id TEXT NOT NULL, task_id TEXT, position INTEGER NOT NULL DEFAULT 0,
   content TEXT, queued_at TIMESTAMP, queued_by TEXT);
