@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/authority"
@@ -49,6 +51,7 @@ func (r *Reader) snapshot(ctx context.Context, taskID *string) (snap *Snapshot, 
 	if err != nil {
 		return nil, err
 	}
+	sortSessions(sessions)
 	if err := r.readMessages(ctx, tx, snap, sessions); err != nil {
 		return nil, err
 	}
@@ -61,6 +64,16 @@ func (r *Reader) snapshot(ctx context.Context, taskID *string) (snap *Snapshot, 
 		r.lastSessions.Store(int64(len(sessions)))
 	}
 	return snap, nil
+}
+
+// sortSessions puts sessions in byte order of their ids, as Snapshot
+// promises: the fast statement returns them unordered, and the fallback's
+// ORDER BY follows the server's collation, which need not be byte order.
+func sortSessions(s []Session) {
+	byID := func(a, b Session) int { return strings.Compare(a.ID, b.ID) }
+	if !slices.IsSortedFunc(s, byID) {
+		slices.SortFunc(s, byID)
+	}
 }
 
 func (r *Reader) count(snap *Snapshot, q string) {

@@ -11,7 +11,7 @@ import (
 // need. It is plain data; internal/scan turns it into findings.
 type Snapshot struct {
 	Dialect  authority.Dialect
-	Sessions []Session // sorted by ID
+	Sessions []Session // sorted by ID, in byte order
 	// Statements is how many SQL statements the snapshot ran (transaction
 	// control included). It does not depend on the number of sessions.
 	Statements int
