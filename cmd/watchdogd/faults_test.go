@@ -166,7 +166,7 @@ func TestFaultKandevWebSocket(t *testing.T) {
 	// the question's session.
 	var n int
 	var mu sync.Mutex
-	e.ws.Fail = func(action string) string {
+	e.ws.SetFail(func(action string) string {
 		mu.Lock()
 		defer mu.Unlock()
 		n++
@@ -174,7 +174,7 @@ func TestFaultKandevWebSocket(t *testing.T) {
 			return "close"
 		}
 		return ""
-	}
+	})
 	e.ws.SetState("sess-question", "COMPLETED")
 	e.vars["ws"] = realURL
 	e.writeConfig()

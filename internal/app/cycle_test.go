@@ -250,12 +250,12 @@ func TestCancelAndNudge(t *testing.T) {
 func TestCancelAndNudgeRetryDoesNotCancelAgain(t *testing.T) {
 	c, ws := cancelAndNudgeCycle(t, 0)
 	var adds atomic.Int32
-	ws.Fail = func(action string) string {
+	ws.SetFail(func(action string) string {
 		if action == "message.add" && adds.Add(1) == 1 {
 			return "close"
 		}
 		return ""
-	}
+	})
 	res, err := c.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)

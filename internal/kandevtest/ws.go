@@ -27,9 +27,7 @@ type WSServer struct {
 	seen     map[string]bool
 	dups     int
 	cancels  []string
-	// Fail, if set, decides a request's fate: "" serves it, "close" drops
-	// the connection mid-request, anything else is an error code.
-	Fail func(action string) string
+	fail     func(action string) string
 	// OnMessage, if set, runs for each new message (a test can write the
 	// user row into a kandev database, as kandev would).
 	OnMessage func(m WSMessage)
@@ -77,6 +75,23 @@ func (s *WSServer) Cancels() []string {
 	return append([]string(nil), s.cancels...)
 }
 
+// SetFail sets (nil: clears) what decides a request's fate: "" serves it,
+// "close" drops the connection mid-request, anything else is an error code.
+// It is set through the mutex because tests change it between requests,
+// and the server's last read of it is ordered before the test's next write
+// only by a closed connection, which is no synchronization.
+func (s *WSServer) SetFail(f func(action string) string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fail = f
+}
+
+func (s *WSServer) failFunc() func(action string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fail
+}
+
 // SetState changes a session's state.
 func (s *WSServer) SetState(session, state string) {
 	s.mu.Lock()
@@ -115,8 +130,8 @@ func (s *WSServer) handle(w http.ResponseWriter, r *http.Request) {
 		if json.Unmarshal(data, &req) != nil || req.Type != "request" {
 			continue
 		}
-		if s.Fail != nil {
-			switch f := s.Fail(req.Action); f {
+		if fail := s.failFunc(); fail != nil {
+			switch f := fail(req.Action); f {
 			case "":
 			case "close":
 				return

@@ -49,17 +49,17 @@ func TestKandevNudges(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Server-side errors: an internal error retries, an unknown one does not.
-	srv.Fail = func(string) string { return "INTERNAL" }
+	srv.SetFail(func(string) string { return "INTERNAL" })
 	if v := Classify(c.AddMessage(ctx, "t1", "s-wait", "x", "y")); !v.Retry {
 		t.Errorf("internal error verdict %+v", v)
 	}
 	// The server closes the connection mid-request: retry (kandev
 	// deduplicates the replay).
-	srv.Fail = func(string) string { return "close" }
+	srv.SetFail(func(string) string { return "close" })
 	if err := c.AddMessage(ctx, "t1", "s-wait", "x", "y"); err == nil || !Classify(err).Retry {
 		t.Errorf("dropped connection: %v", err)
 	}
-	srv.Fail = nil
+	srv.SetFail(nil)
 	// A wrong token is refused permanently.
 	bad, _ := kandev.NewClient(srv.BaseURL(), "wrong", 5*time.Second)
 	if err := bad.Cancel(ctx, "s-wait"); err == nil || Classify(err).Retry {
