@@ -30,7 +30,7 @@ SCHEMAS   := $(CURDIR)/.cache/schemas/$(K8S_VERSION)
 
 export GOTOOLCHAIN := local
 
-.PHONY: all build test test-unit fuzz lint demo chart bench bench-quick test-faults soak clean
+.PHONY: all build test test-unit test-race fuzz lint demo chart bench bench-quick test-faults soak clean
 
 all: build
 
@@ -50,6 +50,12 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_STAMPS)) -fuzzminimizetime=2s ./internal/kandevtime
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_CONFIG)) -fuzzminimizetime=2s ./internal/config
 	$(GO) test -run='^$$' -fuzz='^FuzzProbeJSON$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_PROBE)) -fuzzminimizetime=2s ./internal/kandev
+
+## test-race: the unit and integration tests under the race detector; the
+## watchdogd binary the end-to-end tests run is built with it too, and a race
+## it reports fails them. Needs cgo (gcc). Run by .ci/run after make test.
+test-race:
+	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 30m ./...
 
 ## test-faults: the real binary under outages, crashes, rate limits, bad rows
 ## and hostile input — short versions (a 20s outage, a 90s soak, 50 kills).

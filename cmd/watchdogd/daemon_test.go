@@ -79,6 +79,7 @@ func (e *env) startDaemon(base string, env ...string) *daemonProc {
 	e.t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		<-d.done
+		checkRaces(e.t, out.String())
 		if e.t.Failed() {
 			e.t.Logf("daemon output:\n%s", out.String())
 		}

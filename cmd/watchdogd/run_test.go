@@ -62,6 +62,7 @@ func TestKilledDuringDelivery(t *testing.T) {
 		time.Sleep(time.Duration(200+rng.IntN(1600)) * time.Millisecond)
 		_ = cmd.Process.Signal(syscall.SIGKILL)
 		_ = cmd.Wait()
+		checkRaces(t, out.String())
 		evidence += len(logLines(out.String(), "settled from evidence"))
 	}
 	if time.Since(now) < 30*time.Second {

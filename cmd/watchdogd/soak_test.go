@@ -121,7 +121,10 @@ policy:
 	posts := e.exactlyOnce()
 	eps, _ := e.ledger().Episodes(context.Background(), false, 100000)
 	growth := (rss1 - rss0) / (1 << 20)
-	if growth >= 10 {
+	// Under the race detector the daemon's shadow memory grows with every
+	// heap address it touches, so its RSS says nothing about a leak there;
+	// the goroutine count still does.
+	if growth >= 10 && !raceBuild {
 		t.Errorf("RSS grew %.1f MiB (%.1f → %.1f)", growth, rss0/(1<<20), rss1/(1<<20))
 	}
 	if g1 > g0+5 {
