@@ -186,7 +186,7 @@ func TestFaultLedgerSQLiteReadOnly(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); checkRaces(t, dout.String()) }()
 	d := &daemonProc{cmd: cmd, out: dout, base: base}
 	waitFor(t, 20*time.Second, "failing cycles", func() bool { return len(logLines(dout.String(), "cycle failed")) >= 1 })
 	time.Sleep(3 * time.Second)
