@@ -43,11 +43,21 @@ type WSMessage struct {
 
 // NewWSServer starts a server; states maps session ids to their state.
 func NewWSServer(states map[string]string) *WSServer {
+	return startWS(states, httptest.NewServer)
+}
+
+// NewWSServerTLS starts the server over HTTPS (wss), with httptest's
+// certificate, which no public CA signed.
+func NewWSServerTLS(states map[string]string) *WSServer {
+	return startWS(states, httptest.NewTLSServer)
+}
+
+func startWS(states map[string]string, serve func(http.Handler) *httptest.Server) *WSServer {
 	s := &WSServer{state: states, seen: map[string]bool{}}
 	if s.state == nil {
 		s.state = map[string]string{}
 	}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.handle))
+	s.Server = serve(http.HandlerFunc(s.handle))
 	return s
 }
 

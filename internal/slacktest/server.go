@@ -70,9 +70,16 @@ type Server struct {
 }
 
 // New starts a server accepting token.
-func New(token string) *Server {
+func New(token string) *Server { return start(token, httptest.NewServer) }
+
+// NewTLS starts the server over HTTPS, with httptest's certificate (valid
+// for example.com and 127.0.0.1, signed by no public CA): the Slack a
+// client reaches through a proxy and trusts through a company CA.
+func NewTLS(token string) *Server { return start(token, httptest.NewTLSServer) }
+
+func start(token string, serve func(http.Handler) *httptest.Server) *Server {
 	s := &Server{Token: token, calls: map[string]int{}}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.handle))
+	s.Server = serve(http.HandlerFunc(s.handle))
 	return s
 }
 
