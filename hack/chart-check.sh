@@ -61,6 +61,10 @@ done
 cp deploy/helm/testdata/rules-test.yaml "$out/"
 "$promtool" check rules "$out/rules.yaml"
 "$promtool" test rules "$out/rules-test.yaml"
+# Every alert's runbook_url anchor has its section in docs/runbook.md.
+for alert in $(sed -n 's/^ *- alert: //p' "$out/rules.yaml"); do
+  grep -qx "## $alert" docs/runbook.md || { echo "docs/runbook.md has no section for $alert" >&2; exit 1; }
+done
 # The dashboard's and the alerts' queries read only series watchdogd
 # exports, and the dashboard's queries parse as PromQL.
 "$promcheck" -dashboard "$chart/dashboards/watchdogd.json" -rules "$out/rules.yaml" -out "$out/dashboard-rules.yaml"
