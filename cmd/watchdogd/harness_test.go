@@ -72,15 +72,7 @@ func newEnv(t *testing.T, ds kandevtest.Dataset, state string, extra string) *en
 	if err := e.kandev.Write(context.Background(), ds); err != nil {
 		t.Fatal(err)
 	}
-	e.slack = slacktest.New(slackToken)
-	t.Cleanup(e.slack.Close)
-	states := map[string]string{}
-	for _, s := range ds.Sessions {
-		states[s.ID] = s.State
-	}
-	e.ws = kandevtest.NewWSServer(states)
-	e.ws.Token = kandevToken
-	t.Cleanup(e.ws.Close)
+	e.startServers(ds, false)
 	if err := os.WriteFile(filepath.Join(e.dir, "kandev-token"), []byte(kandevToken+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -91,6 +83,28 @@ func newEnv(t *testing.T, ds kandevtest.Dataset, state string, extra string) *en
 	e.vars = map[string]any{"dir": e.dir, "ws": e.ws.BaseURL(), "state": e.state, "slack": e.slack.APIURL(), "extra": extra}
 	e.writeConfig()
 	return e
+}
+
+// startServers starts a Slack and a kandev WebSocket server for ds, over
+// HTTPS with httptest's certificate when tls is set, and points the config
+// at them.
+func (e *env) startServers(ds kandevtest.Dataset, tls bool) {
+	states := map[string]string{}
+	for _, s := range ds.Sessions {
+		states[s.ID] = s.State
+	}
+	if tls {
+		e.slack, e.ws = slacktest.NewTLS(slackToken), kandevtest.NewWSServerTLS(states)
+	} else {
+		e.slack, e.ws = slacktest.New(slackToken), kandevtest.NewWSServer(states)
+	}
+	e.ws.Token = kandevToken
+	e.t.Cleanup(e.slack.Close)
+	e.t.Cleanup(e.ws.Close)
+	if e.vars != nil {
+		e.vars["ws"], e.vars["slack"] = e.ws.BaseURL(), e.slack.APIURL()
+		e.writeConfig()
+	}
 }
 
 func (e *env) writeConfig() {

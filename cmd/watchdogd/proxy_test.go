@@ -13,9 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
 	"github.com/watchdogd/watchdogd/internal/ledger"
-	"github.com/watchdogd/watchdogd/internal/slacktest"
 )
 
 // TestThroughProxyWithCompanyCA is the chart's extraEnv setup for real:
@@ -29,17 +27,9 @@ func TestThroughProxyWithCompanyCA(t *testing.T) {
 	run := func(withCA bool) (*env, *connectProxy, result) {
 		ds := world(time.Now())
 		e := newEnv(t, ds, "sqlite", extra)
-		e.slack = slacktest.NewTLS(slackToken)
-		t.Cleanup(e.slack.Close)
-		states := map[string]string{}
-		for _, s := range ds.Sessions {
-			states[s.ID] = s.State
-		}
-		e.ws = kandevtest.NewWSServerTLS(states)
-		e.ws.Token = kandevToken
-		t.Cleanup(e.ws.Close)
+		e.startServers(ds, true)
 		proxy := newConnectProxy(t, map[string]string{"example.com:443": e.slack.Listener.Addr().String()})
-		e.vars["slack"], e.vars["ws"] = "https://example.com/api/", e.ws.BaseURL()
+		e.vars["slack"] = "https://example.com/api/"
 		e.writeConfig()
 		caDir := t.TempDir()
 		if withCA {
