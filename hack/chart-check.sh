@@ -3,8 +3,9 @@
 # every manifest against Kubernetes' and prometheus-operator's schemas
 # (generated offline), check the rendered watchdogd config, make sure
 # values.schema.json refuses what it must, check and unit-test the alerts
-# with promtool, and check the dashboard's and alerts' queries against the
-# metrics watchdogd exports. Offline; no cluster.
+# with promtool, decode the dashboard strictly against Grafana's schema, and
+# check the dashboard's and alerts' queries against the metrics watchdogd
+# exports. Offline; no cluster.
 set -euo pipefail
 helm=$1 kubeconform=$2 schemas=$3 watchdogd=$4 promtool=$5 promcheck=$6
 chart=deploy/helm/watchdogd
@@ -65,8 +66,9 @@ cp deploy/helm/testdata/rules-test.yaml "$out/"
 for alert in $(sed -n 's/^ *- alert: //p' "$out/rules.yaml"); do
   grep -qx "## $alert" docs/runbook.md || { echo "docs/runbook.md has no section for $alert" >&2; exit 1; }
 done
-# The dashboard's and the alerts' queries read only series watchdogd
-# exports, and the dashboard's queries parse as PromQL.
+# The dashboard decodes strictly against Grafana's schema, the dashboard's
+# and the alerts' queries read only series watchdogd exports, and the
+# dashboard's queries parse as PromQL.
 "$promcheck" -dashboard "$chart/dashboards/watchdogd.json" -rules "$out/rules.yaml" -out "$out/dashboard-rules.yaml"
 "$promtool" check rules "$out/dashboard-rules.yaml"
 echo "chart: OK"

@@ -1,4 +1,5 @@
-// Command promcheck keeps the chart's PromQL honest against the daemon: every
+// Command promcheck keeps the chart's dashboard and PromQL honest: the
+// dashboard decodes strictly against Grafana's schema, and every
 // watchdogd_* series that the Grafana dashboard and the rendered alert rules
 // read, and every label value they match on it, must be one the daemon
 // registers (so a renamed metric or label value cannot leave a panel blank
@@ -41,6 +42,9 @@ func run() int {
 }
 
 func check(dashboardFile, rulesFile, out string) error {
+	if err := grafanaSchema(dashboardFile); err != nil {
+		return err
+	}
 	known, err := registered()
 	if err != nil {
 		return err
