@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,37 +37,37 @@ func parseArgs(args []string, stdout, stderr io.Writer) (app.Options, int, bool)
 		fmt.Fprint(stderr, usage)
 		return opts, app.ExitUsage, false
 	}
-	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if isHelp(args[0]) {
 		fmt.Fprint(stdout, usage)
 		return opts, app.ExitOK, false
 	}
 	opts.Command = args[0]
 	rest := args[1:]
-	if opts.Command == "silence" || opts.Command == "episodes" {
-		if len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
-			fmt.Fprintf(stderr, "watchdogd %s: missing subcommand (see watchdogd -h)\n", opts.Command)
-			return opts, app.ExitUsage, false
+	if subs := subcommands(opts.Command); subs != "" {
+		if code, ok := takeSub(&opts, rest, subs, stdout, stderr); !ok {
+			return opts, code, false
 		}
-		opts.Sub, rest = rest[0], rest[1:]
+		rest = rest[1:]
 	}
-	fs := flag.NewFlagSet("watchdogd "+opts.Command, flag.ContinueOnError)
+	fs := flag.NewFlagSet(strings.TrimSpace("watchdogd "+opts.Command+" "+opts.Sub), flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var now string
 	if !defineFlags(fs, &opts, &now) {
 		fmt.Fprintf(stderr, "watchdogd: unknown command %q (see watchdogd -h)\n", opts.Command)
 		return opts, app.ExitUsage, false
 	}
-	if err := fs.Parse(rest); err != nil {
+	args, err := parseInterspersed(fs, rest)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(stdout, "Usage of watchdogd %s:\n", opts.Command)
+			fmt.Fprintf(stdout, "Usage of %s:\n", fs.Name())
 			fs.SetOutput(stdout)
 			fs.PrintDefaults()
 			return opts, app.ExitOK, false
 		}
-		fmt.Fprintf(stderr, "watchdogd %s: %v (see watchdogd %s -h)\n", opts.Command, err, opts.Command)
+		fmt.Fprintf(stderr, "%s: %v (see %s -h)\n", fs.Name(), err, fs.Name())
 		return opts, app.ExitUsage, false
 	}
-	if !positional(fs, &opts, stderr) {
+	if !positional(args, &opts, stderr) {
 		return opts, app.ExitUsage, false
 	}
 	if now != "" {
@@ -78,6 +79,82 @@ func parseArgs(args []string, stdout, stderr io.Writer) (app.Options, int, bool)
 		opts.Now = t
 	}
 	return opts, 0, true
+}
+
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "-help" || arg == "--help" || arg == "help"
+}
+
+// subcommands names a command's subcommands, as its usage line spells them
+// ("" for a command without any).
+func subcommands(command string) string {
+	switch command {
+	case "silence":
+		return "add|list|expire"
+	case "episodes":
+		return "list|show|resolve"
+	}
+	return ""
+}
+
+// takeSub sets opts.Sub from rest[0], or prints the command's help or one
+// usage line.
+func takeSub(opts *app.Options, rest []string, subs string, stdout, stderr io.Writer) (int, bool) {
+	name := "watchdogd " + opts.Command
+	switch {
+	case len(rest) > 0 && isHelp(rest[0]):
+		fmt.Fprint(stdout, subUsage(opts.Command))
+		return app.ExitOK, false
+	case len(rest) == 0 || strings.HasPrefix(rest[0], "-"):
+		fmt.Fprintf(stderr, "%s: missing subcommand, one of %s (see %s -h)\n", name, subs, name)
+		return app.ExitUsage, false
+	case !slices.Contains(strings.Split(subs, "|"), rest[0]):
+		fmt.Fprintf(stderr, "%s: unknown subcommand %q, want one of %s (see %s -h)\n", name, rest[0], subs, name)
+		return app.ExitUsage, false
+	}
+	opts.Sub = rest[0]
+	return 0, true
+}
+
+// subUsage is the help of a command with subcommands.
+func subUsage(command string) string {
+	lines := map[string]string{
+		"silence": `  add --match key=value… --for DURATION --comment TEXT  mute matching episodes (like amtool)
+  list [--all]                                         active silences (--all: expired ones too)
+  expire ID                                            end a silence now
+`,
+		"episodes": `  list [--open] [--limit N]  episodes, newest first
+  show ID                    one episode with every action: what was sent, where, when, how it ended
+  resolve ID                 close an episode by hand (the daemon then edits its Slack message)
+`,
+	}[command]
+	return fmt.Sprintf(`Usage: watchdogd %[1]s %[2]s [flags]
+
+%[3]s
+Each takes --config FILE, the daemon's config: its state.url is the ledger.
+Run "watchdogd %[1]s <subcommand> -h" for its flags.
+`, command, subcommands(command), lines)
+}
+
+// parseInterspersed parses flags wherever they stand among the positional
+// arguments ("episodes show ID --config F" as well as "--config F ID"),
+// which the flag package alone stops at. After "--" everything is
+// positional.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if i := len(args) - len(rest); i > 0 && args[i-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
+	}
 }
 
 // defineFlags declares the command's flags on fs; false for an unknown
@@ -100,18 +177,24 @@ func defineFlags(fs *flag.FlagSet, opts *app.Options, now *string) bool {
 	case "check-config":
 	case "silence":
 		fs.StringVar(&opts.ConfigFile, "config", "", "config file (YAML): its state.url is the ledger")
-		fs.Func("match", "key=value to match (workspace_id, task_id, session_id, kind); repeatable", func(v string) error {
-			opts.Match = append(opts.Match, v)
-			return nil
-		})
-		fs.DurationVar(&opts.For, "for", 0, "how long the silence lasts (like 2h)")
-		fs.StringVar(&opts.Comment, "comment", "", "why (required for add)")
-		fs.StringVar(&opts.Author, "author", os.Getenv("USER"), "who")
-		fs.BoolVar(&opts.All, "all", false, "list expired silences too")
+		switch opts.Sub {
+		case "add":
+			fs.Func("match", "key=value to match (workspace_id, task_id, session_id, kind); repeatable", func(v string) error {
+				opts.Match = append(opts.Match, v)
+				return nil
+			})
+			fs.DurationVar(&opts.For, "for", 0, "how long the silence lasts (like 2h)")
+			fs.StringVar(&opts.Comment, "comment", "", "why (required)")
+			fs.StringVar(&opts.Author, "author", os.Getenv("USER"), "who")
+		case "list":
+			fs.BoolVar(&opts.All, "all", false, "list expired silences too")
+		}
 	case "episodes":
 		fs.StringVar(&opts.ConfigFile, "config", "", "config file (YAML): its state.url is the ledger")
-		fs.BoolVar(&opts.Open, "open", false, "list open episodes only")
-		fs.IntVar(&opts.Limit, "limit", 500, "list at most this many, newest first (0: all)")
+		if opts.Sub == "list" {
+			fs.BoolVar(&opts.Open, "open", false, "list open episodes only")
+			fs.IntVar(&opts.Limit, "limit", 500, "list at most this many, newest first (0: all)")
+		}
 	case "notify-test":
 		fs.StringVar(&opts.ConfigFile, "config", "", "config file (YAML)")
 		fs.StringVar(&opts.Workspace, "workspace", "", "route as an episode of this workspace would be")
@@ -125,18 +208,18 @@ func defineFlags(fs *flag.FlagSet, opts *app.Options, now *string) bool {
 // positional takes the command's arguments after its flags: check-config's
 // files, or the one ID of silence expire and episodes resolve/show; any
 // other command takes none.
-func positional(fs *flag.FlagSet, opts *app.Options, stderr io.Writer) bool {
+func positional(args []string, opts *app.Options, stderr io.Writer) bool {
 	switch {
 	case opts.Command == "check-config":
-		opts.Files = fs.Args()
+		opts.Files = args
 	case opts.Command == "silence" && opts.Sub == "expire", opts.Command == "episodes" && (opts.Sub == "resolve" || opts.Sub == "show"):
-		if fs.NArg() != 1 {
-			fmt.Fprintf(stderr, "watchdogd %s %s: want exactly one ID\n", opts.Command, opts.Sub)
+		if len(args) != 1 {
+			fmt.Fprintf(stderr, "watchdogd %s %s: want exactly one ID, got %d\n", opts.Command, opts.Sub, len(args))
 			return false
 		}
-		opts.ID = fs.Arg(0)
-	case fs.NArg() > 0:
-		fmt.Fprintf(stderr, "watchdogd %s: unexpected argument %q\n", opts.Command, strings.Join(fs.Args(), " "))
+		opts.ID = args[0]
+	case len(args) > 0:
+		fmt.Fprintf(stderr, "watchdogd %s: unexpected argument %q\n", strings.TrimSpace(opts.Command+" "+opts.Sub), strings.Join(args, " "))
 		return false
 	}
 	return true
