@@ -163,6 +163,7 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{[]string{"scan", "--bogus"}, 2, "flag provided but not defined: -bogus"},
 		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{[]string{"check-config"}, 2, "watchdogd check-config: needs at least one file"},
 		{[]string{"scan", "--now", "yesterday"}, 2, "--now \"yesterday\" is not an RFC 3339 time"},
 		{[]string{"scan", "--database-url", "sqlite:///nonexistent/kandev.db"}, 1, "/nonexistent/kandev.db: stat"},
 		{[]string{"scan", "--database-url", "mysql://x"}, 1, "want sqlite://PATH"},

@@ -18,7 +18,7 @@ func (silentFailure) Error() string { return "failed" }
 // they name need not exist here (CI checks a chart's config).
 func runCheckConfig(opts Options) error {
 	if len(opts.Files) == 0 {
-		return usageError("check-config needs at least one file")
+		return usageError("needs at least one file: watchdogd check-config FILE…")
 	}
 	failed := false
 	for _, f := range opts.Files {
