@@ -176,11 +176,8 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, p Plan) (Applied, error) 
 			return out, err
 		}
 	}
-	for _, r := range p.Refresh {
-		if _, err := exec("refresh episode", `UPDATE episodes SET kind = ?, kind_changes = ?, task_title = ?, last_seen_us = ?, missing_since_us = NULL, finding = ?
-		  WHERE id = ? AND resolved_us IS NULL`, r.Kind, r.KindChanges, r.TaskTitle, us(r.LastSeen), r.Finding, r.ID); err != nil {
-			return out, err
-		}
+	if err := s.refresh(ctx, tx, p.Refresh); err != nil {
+		return out, err
 	}
 	for _, m := range p.Missing {
 		if _, err := exec("mark episode missing", `UPDATE episodes SET missing_since_us = ? WHERE id = ? AND resolved_us IS NULL AND missing_since_us IS NULL`,

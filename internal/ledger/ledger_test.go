@@ -23,12 +23,12 @@ func TestMain(m *testing.M) {
 
 type dialect struct {
 	name string
-	url  func(t *testing.T) string
+	url  func(t testing.TB) string
 }
 
 var dialects = []dialect{
-	{"sqlite", func(t *testing.T) string { return "sqlite://" + filepath.Join(t.TempDir(), "state.db") }},
-	{"postgres", func(t *testing.T) string {
+	{"sqlite", func(t testing.TB) string { return "sqlite://" + filepath.Join(t.TempDir(), "state.db") }},
+	{"postgres", func(t testing.TB) string {
 		u, err := pg.NewDatabase(context.Background(), "ledger")
 		if err != nil {
 			t.Fatal(err)
@@ -39,7 +39,7 @@ var dialects = []dialect{
 
 var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
-func open(t *testing.T, url string) *ledger.Store {
+func open(t testing.TB, url string) *ledger.Store {
 	t.Helper()
 	s, err := ledger.Open(context.Background(), url)
 	if err != nil {

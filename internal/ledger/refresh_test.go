@@ -1,0 +1,103 @@
+package ledger_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/watchdogd/watchdogd/internal/ledger"
+)
+
+// manyEpisodes opens n episodes with distinct identities.
+func manyEpisodes(t testing.TB, s *ledger.Store, n int) {
+	t.Helper()
+	var eps []ledger.Episode
+	for i := range n {
+		e := newEpisode(fmt.Sprintf("ep-%04d", i))
+		e.Identity = fmt.Sprintf("stalled_turn|s%d|turn|", i)
+		eps = append(eps, e)
+	}
+	if _, _, err := s.Decide(context.Background(), func(ledger.State) (ledger.Plan, error) {
+		return ledger.Plan{Now: t0, Open: eps}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// refreshAll refreshes every open episode as the scan would, each with its
+// own title and finding.
+func refreshAll(s *ledger.Store, now time.Time, title func(id string) string) error {
+	_, _, err := s.Decide(context.Background(), func(st ledger.State) (ledger.Plan, error) {
+		p := ledger.Plan{Now: now}
+		for _, e := range st.Open {
+			p.Refresh = append(p.Refresh, ledger.Refresh{ID: e.ID, Kind: "shadowed_clarification", KindChanges: 1,
+				TaskTitle: title(e.ID), LastSeen: now, Finding: `{"kind":"shadowed_clarification","id":"` + e.ID + `"}`})
+		}
+		return p, nil
+	})
+	return err
+}
+
+// TestRefreshManyEpisodes: refreshing more episodes than one statement
+// carries updates each with its own values (titles with quotes, escapes,
+// newlines and emoji intact), clears a missing mark, and leaves a
+// resolved episode alone.
+func TestRefreshManyEpisodes(t *testing.T) {
+	ctx := context.Background()
+	for _, d := range dialects {
+		t.Run(d.name, func(t *testing.T) {
+			s := open(t, d.url(t))
+			manyEpisodes(t, s, 2500)
+			if _, _, err := s.Decide(ctx, func(ledger.State) (ledger.Plan, error) {
+				return ledger.Plan{Now: t0, Missing: []ledger.Missing{{ID: "ep-0007", Since: t0}},
+					Resolve: []ledger.Resolve{{ID: "ep-0042", At: t0, Reason: "answered"}}}, nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			title := func(id string) string { return id + ` "Fix" it's \n` + "\n\u00e9 \U0001F600 \\u0000" }
+			now := t0.Add(time.Minute)
+			if err := refreshAll(s, now, title); err != nil {
+				t.Fatal(err)
+			}
+			eps, err := s.Episodes(ctx, false, 0)
+			if err != nil || len(eps) != 2500 {
+				t.Fatalf("%d episodes, %v", len(eps), err)
+			}
+			for _, e := range eps {
+				if e.ID == "ep-0042" {
+					if e.Kind != "stalled_turn" || e.TaskTitle != "Fix" || !e.LastSeen.Equal(t0) {
+						t.Errorf("the resolved episode was refreshed: %+v", e)
+					}
+					continue
+				}
+				want := `{"kind":"shadowed_clarification","id":"` + e.ID + `"}`
+				if e.Kind != "shadowed_clarification" || e.KindChanges != 1 || e.TaskTitle != title(e.ID) ||
+					!e.LastSeen.Equal(now) || e.Finding != want || !e.MissingSince.IsZero() {
+					t.Fatalf("episode %s after the refresh: %+v", e.ID, e)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkRefresh: one decision that refreshes 2,000 open episodes, as
+// every cycle does while they stay open. 2026-11-30, 2 vCPU: PostgreSQL
+// over loopback 162 ms with one statement per episode, 25 ms in batches
+// (over a network each statement also pays a round trip); SQLite 22 ms
+// with a statement parsed per episode, 14 ms prepared once.
+func BenchmarkRefresh(b *testing.B) {
+	for _, d := range dialects {
+		b.Run(d.name, func(b *testing.B) {
+			s := open(b, d.url(b))
+			manyEpisodes(b, s, 2000)
+			title := func(string) string { return "Fix" }
+			b.ResetTimer()
+			for i := range b.N {
+				if err := refreshAll(s, t0.Add(time.Duration(i+1)*time.Minute), title); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
