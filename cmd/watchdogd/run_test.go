@@ -371,3 +371,35 @@ func TestWithoutSlack(t *testing.T) {
 		t.Fatalf("%d Slack messages", n)
 	}
 }
+
+// TestBadBytesWithPostgresLedger: a task title in kandev's SQLite holding a
+// NUL and bytes that are not UTF-8, both of which PostgreSQL's text refuses,
+// does not stop a PostgreSQL ledger from recording and posting every
+// finding (it used to fail every decision); the title shows U+FFFD where
+// the bad bytes were.
+func TestBadBytesWithPostgresLedger(t *testing.T) {
+	ledgerURL, err := pg.NewDatabase(context.Background(), "badbytes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	ds := world(now)
+	b := kandevtest.NewBuilder(now)
+	b.Session("sess-bad-bytes", "Fix \xff\xfe login\x00 page", "ws-web", "WAITING_FOR_INPUT", time.Hour, "").
+		Turn("turn-bad-bytes", 50*time.Minute, -1, "").
+		Clarification("p-bad-bytes", "q-bad-bytes", "Which page?", "Pick one", []kandevtest.QuestionOpt{{ID: "a", Label: "Login"}}, "", 30*time.Minute, nil)
+	ds.Append(b.DS)
+	e := newEnv(t, ds, ledgerURL, "")
+	e.once()
+	e.once()
+	if posts := e.exactlyOnce(); posts != 9 {
+		t.Fatalf("%d posts, want 9: the world's 8 and the bad-bytes question", posts)
+	}
+	found := false
+	for _, m := range e.slack.Messages() {
+		found = found || strings.Contains(m.Text, "Fix \uFFFD login\uFFFD page")
+	}
+	if !found {
+		t.Fatal("no post shows the title with U+FFFD for its bad bytes")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/kandevtime"
@@ -82,11 +83,12 @@ func analyze(s kandev.Session, interruptTarget bool, opts Options, now time.Time
 		kandevTurn = s.Current.ID
 	}
 	sr := sessionReport(s, f, kandevTurn)
-	base := Finding{SessionID: s.ID, TaskID: s.TaskID, TaskTitle: s.TaskTitle, WorkspaceID: s.WorkspaceID, State: s.State, Link: TaskLink(opts.BaseURL, s.TaskID)}
+	base := Finding{SessionID: storable(s.ID), TaskID: storable(s.TaskID), TaskTitle: storable(s.TaskTitle),
+		WorkspaceID: storable(s.WorkspaceID), State: storable(s.State), Link: TaskLink(opts.BaseURL, s.TaskID)}
 	var out []Finding
 	add := func(kind string, since time.Time, turnID, pendingID *string, d *Detail) {
 		g := base
-		g.Kind, g.TurnID, g.PendingID, g.Detail = kind, turnID, pendingID, d
+		g.Kind, g.TurnID, g.PendingID, g.Detail = kind, storablePtr(turnID), storablePtr(pendingID), d
 		g.SinceTime, g.Since, g.AgeSeconds = since, kandevtime.RFC3339(since), ageSeconds(now, since)
 		out = append(out, g)
 	}
@@ -196,3 +198,24 @@ func rfc(t time.Time) *string {
 }
 
 func ptr(s string) *string { return &s }
+
+// storable makes a kandev value that a finding carries into the ledger
+// valid UTF-8 without NUL. kandev's SQLite holds whatever bytes were
+// written (a title with "\u0000" sent through its API, say), and
+// PostgreSQL's text refuses both: one such title would fail every decision
+// on a PostgreSQL ledger, and nobody would be told of anything. The few
+// values it changes lose only the bad bytes (U+FFFD, as JSON output shows
+// them anyway); the rest are returned as they are.
+func storable(s string) string {
+	if utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 {
+		return s
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+}
+
+func storablePtr(s *string) *string {
+	if s == nil {
+		return nil
+	}
+	return ptr(storable(*s))
+}
