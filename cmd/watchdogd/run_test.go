@@ -376,7 +376,7 @@ func TestWithoutSlack(t *testing.T) {
 // NUL and bytes that are not UTF-8, both of which PostgreSQL's text refuses,
 // does not stop a PostgreSQL ledger from recording and posting every
 // finding (it used to fail every decision); the title shows U+FFFD where
-// the bad bytes were.
+// the bad bytes were. Nor does a pending id too long for an index entry.
 func TestBadBytesWithPostgresLedger(t *testing.T) {
 	ledgerURL, err := pg.NewDatabase(context.Background(), "badbytes")
 	if err != nil {
@@ -388,12 +388,22 @@ func TestBadBytesWithPostgresLedger(t *testing.T) {
 	b.Session("sess-bad-bytes", "Fix \xff\xfe login\x00 page", "ws-web", "WAITING_FOR_INPUT", time.Hour, "").
 		Turn("turn-bad-bytes", 50*time.Minute, -1, "").
 		Clarification("p-bad-bytes", "q-bad-bytes", "Which page?", "Pick one", []kandevtest.QuestionOpt{{ID: "a", Label: "Login"}}, "", 30*time.Minute, nil)
+	// A pending id longer than a PostgreSQL index entry may be (2,704
+	// bytes, incompressible): the episode's identity is indexed.
+	long := make([]byte, 4000)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range long {
+		long[i] = "0123456789abcdefghijklmnopqrstuvwxyz"[rng.IntN(36)]
+	}
+	b.Session("sess-long-id", "Long pending id", "ws-web", "WAITING_FOR_INPUT", time.Hour, "").
+		Turn("turn-long-id", 50*time.Minute, -1, "").
+		Clarification(string(long), "q-long-id", "Which?", "Pick one", []kandevtest.QuestionOpt{{ID: "a", Label: "A"}}, "", 30*time.Minute, nil)
 	ds.Append(b.DS)
 	e := newEnv(t, ds, ledgerURL, "")
 	e.once()
 	e.once()
-	if posts := e.exactlyOnce(); posts != 9 {
-		t.Fatalf("%d posts, want 9: the world's 8 and the bad-bytes question", posts)
+	if posts := e.exactlyOnce(); posts != 10 {
+		t.Fatalf("%d posts, want 10: the world's 8, the bad-bytes question and the long-id one", posts)
 	}
 	found := false
 	for _, m := range e.slack.Messages() {

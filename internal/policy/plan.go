@@ -40,8 +40,19 @@ func Identity(f scan.Finding) string {
 	if kind == scan.KindUnansweredClarification || kind == scan.KindShadowedClarification {
 		kind = "clarification"
 	}
-	return strings.Join([]string{kind, f.SessionID, deref(f.TurnID), deref(f.PendingID)}, "|")
+	id := strings.Join([]string{kind, f.SessionID, deref(f.TurnID), deref(f.PendingID)}, "|")
+	if len(id) > maxIdentity {
+		sum := sha256.Sum256([]byte(id))
+		return "sha256:" + hex.EncodeToString(sum[:])
+	}
+	return id
 }
+
+// maxIdentity bounds an identity as stored: the ledger indexes it, and
+// PostgreSQL refuses an index entry over 2,704 bytes, which would fail
+// every decision while one such finding exists. kandev's ids are UUIDs;
+// one that is not (a pending id in agent-written metadata, say) is hashed.
+const maxIdentity = 512
 
 // Key is an action's idempotency key: a hash of the episode id and the
 // decision's place in the episode (step and repeat, kind change, resolve).

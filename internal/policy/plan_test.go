@@ -315,3 +315,40 @@ func TestNoRepeatOnTheHeelsOfAPost(t *testing.T) {
 		t.Fatalf("an hour later: %q", seqs(p.Actions))
 	}
 }
+
+// TestIdentity: what matches a finding to its episode across cycles.
+func TestIdentity(t *testing.T) {
+	long := func(c string) *string { return strp(strings.Repeat(c, 600)) }
+	with := func(kind string, pending *string) scan.Finding {
+		f := finding(kind, t0)
+		f.PendingID = pending
+		return f
+	}
+	cases := []struct {
+		name string
+		a, b scan.Finding
+		same bool
+	}{
+		// A question that turns from unanswered to shadowed stays one episode.
+		{"both clarification kinds", with(scan.KindUnansweredClarification, strp("p1")), with(scan.KindShadowedClarification, strp("p1")), true},
+		{"another pending id", with(scan.KindUnansweredClarification, strp("p1")), with(scan.KindUnansweredClarification, strp("p2")), false},
+		{"another kind", with(scan.KindPendingPermission, strp("p1")), with(scan.KindUnansweredClarification, strp("p1")), false},
+		// Ids too long to index are hashed, stably, and still told apart.
+		{"a long id, seen again", with(scan.KindUnansweredClarification, long("a")), with(scan.KindShadowedClarification, long("a")), true},
+		{"two long ids", with(scan.KindUnansweredClarification, long("a")), with(scan.KindUnansweredClarification, long("b")), false},
+	}
+	for _, c := range cases {
+		a, b := Identity(c.a), Identity(c.b)
+		if (a == b) != c.same {
+			t.Errorf("%s: %q and %q, want same=%v", c.name, a, b, c.same)
+		}
+		for _, id := range []string{a, b} {
+			if len(id) > maxIdentity {
+				t.Errorf("%s: identity of %d bytes, over %d", c.name, len(id), maxIdentity)
+			}
+		}
+	}
+	if got := Identity(finding(scan.KindStalledTurn, t0)); got != "stalled_turn|s1|turn-1|p1" {
+		t.Errorf("a short identity is %q, want it readable as it is", got)
+	}
+}
