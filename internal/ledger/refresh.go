@@ -6,9 +6,14 @@ import (
 	"encoding/json"
 )
 
-// refreshBatch bounds the rows one refresh statement carries (its JSON
-// parameter grows by about a kilobyte per episode).
-const refreshBatch = 1000
+// A refresh statement carries at most refreshBatch episodes and, past the
+// first, refreshBytes of their findings and titles (a finding holds the
+// questions it shows, tens of kilobytes for a long one), so its parameter
+// stays small whatever is open.
+const (
+	refreshBatch = 1000
+	refreshBytes = 1 << 20
+)
 
 // refreshRow is one refresh as the statement's JSON parameter spells it.
 type refreshRow struct {
@@ -22,7 +27,7 @@ type refreshRow struct {
 
 // refresh updates every episode the scan still reports. Every open episode
 // is refreshed on every cycle, so on PostgreSQL this runs one statement per
-// thousand episodes rather than one per episode: across a network, 2,000
+// batch of episodes rather than one per episode: across a network, 2,000
 // open episodes would otherwise cost 2,000 round trips inside the
 // decision's transaction (and its lock) every cycle. SQLite has no round
 // trip to save, and its UPDATE … FROM json_each joins the wrong way round
@@ -36,11 +41,7 @@ func (s *Store) refresh(ctx context.Context, tx *sql.Tx, rs []Refresh) error {
 		return s.refreshEach(ctx, tx, rs)
 	}
 	for len(rs) > 0 {
-		n := min(len(rs), refreshBatch)
-		rows := make([]refreshRow, n)
-		for i, r := range rs[:n] {
-			rows[i] = refreshRow{ID: r.ID, Kind: r.Kind, KindChanges: r.KindChanges, TaskTitle: r.TaskTitle, LastSeen: us(r.LastSeen), Finding: r.Finding}
-		}
+		rows := nextBatch(rs)
 		arg, err := json.Marshal(rows)
 		if err != nil {
 			return s.wrap("refresh episodes", err)
@@ -51,9 +52,23 @@ func (s *Store) refresh(ctx context.Context, tx *sql.Tx, rs []Refresh) error {
 	  WHERE episodes.id = v.id AND episodes.resolved_us IS NULL`, string(arg)); err != nil {
 			return s.wrap("refresh episodes", err)
 		}
-		rs = rs[n:]
+		rs = rs[len(rows):]
 	}
 	return nil
+}
+
+// nextBatch takes the refreshes one statement carries off the front of rs.
+func nextBatch(rs []Refresh) []refreshRow {
+	var rows []refreshRow
+	size := 0
+	for _, r := range rs {
+		if len(rows) == refreshBatch || (len(rows) > 0 && size >= refreshBytes) {
+			break
+		}
+		size += len(r.Finding) + len(r.TaskTitle)
+		rows = append(rows, refreshRow{ID: r.ID, Kind: r.Kind, KindChanges: r.KindChanges, TaskTitle: r.TaskTitle, LastSeen: us(r.LastSeen), Finding: r.Finding})
+	}
+	return rows
 }
 
 func (s *Store) refreshEach(ctx context.Context, tx *sql.Tx, rs []Refresh) error {

@@ -3,6 +3,7 @@ package ledger_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,6 +76,37 @@ func TestRefreshManyEpisodes(t *testing.T) {
 				if e.Kind != "shadowed_clarification" || e.KindChanges != 1 || e.TaskTitle != title(e.ID) ||
 					!e.LastSeen.Equal(now) || e.Finding != want || !e.MissingSince.IsZero() {
 					t.Fatalf("episode %s after the refresh: %+v", e.ID, e)
+				}
+			}
+		})
+	}
+}
+
+// TestRefreshLargeFindings: findings of hundreds of kilobytes each (long
+// questions) go out over several statements, each updated intact.
+func TestRefreshLargeFindings(t *testing.T) {
+	ctx := context.Background()
+	for _, d := range dialects {
+		t.Run(d.name, func(t *testing.T) {
+			s := open(t, d.url(t))
+			manyEpisodes(t, s, 5)
+			big := func(id string) string { return `{"id":"` + id + `","prompt":"` + strings.Repeat(id, 100_000) + `"}` }
+			if _, _, err := s.Decide(ctx, func(st ledger.State) (ledger.Plan, error) {
+				p := ledger.Plan{Now: t0}
+				for _, e := range st.Open {
+					p.Refresh = append(p.Refresh, ledger.Refresh{ID: e.ID, Kind: e.Kind, TaskTitle: e.TaskTitle, LastSeen: t0, Finding: big(e.ID)})
+				}
+				return p, nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			eps, err := s.Episodes(ctx, true, 0)
+			if err != nil || len(eps) != 5 {
+				t.Fatalf("%d episodes, %v", len(eps), err)
+			}
+			for _, e := range eps {
+				if e.Finding != big(e.ID) {
+					t.Errorf("episode %s has a finding of %d bytes, want its own %d", e.ID, len(e.Finding), len(big(e.ID)))
 				}
 			}
 		})
