@@ -40,12 +40,21 @@ func Identity(f scan.Finding) string {
 	if kind == scan.KindUnansweredClarification || kind == scan.KindShadowedClarification {
 		kind = "clarification"
 	}
-	id := strings.Join([]string{kind, f.SessionID, deref(f.TurnID), deref(f.PendingID)}, "|")
+	// "|" separates the parts; one inside an id is escaped, so that no two
+	// findings share an identity by where their ids put it.
+	id := strings.Join([]string{kind, identityPart(f.SessionID), identityPart(deref(f.TurnID)), identityPart(deref(f.PendingID))}, "|")
 	if len(id) > maxIdentity {
 		sum := sha256.Sum256([]byte(id))
 		return "sha256:" + hex.EncodeToString(sum[:])
 	}
 	return id
+}
+
+func identityPart(s string) string {
+	if !strings.ContainsAny(s, `\|`) {
+		return s // kandev's ids: UUIDs
+	}
+	return strings.NewReplacer(`\`, `\\`, "|", `\|`).Replace(s)
 }
 
 // maxIdentity bounds an identity as stored: the ledger indexes it, and

@@ -324,6 +324,11 @@ func TestIdentity(t *testing.T) {
 		f.PendingID = pending
 		return f
 	}
+	ids := func(session, turn string) scan.Finding {
+		f := finding(scan.KindStalledTurn, t0)
+		f.SessionID, f.TurnID, f.PendingID = session, strp(turn), nil
+		return f
+	}
 	cases := []struct {
 		name string
 		a, b scan.Finding
@@ -333,6 +338,9 @@ func TestIdentity(t *testing.T) {
 		{"both clarification kinds", with(scan.KindUnansweredClarification, strp("p1")), with(scan.KindShadowedClarification, strp("p1")), true},
 		{"another pending id", with(scan.KindUnansweredClarification, strp("p1")), with(scan.KindUnansweredClarification, strp("p2")), false},
 		{"another kind", with(scan.KindPendingPermission, strp("p1")), with(scan.KindUnansweredClarification, strp("p1")), false},
+		// A "|" inside an id cannot make two findings one.
+		{"ids that hold the separator", ids("a|b", "c"), ids("a", "b|c"), false},
+		{"ids that hold the escape", ids(`a\`, "|c"), ids("a", `\|c`), false},
 		// Ids too long to index are hashed, stably, and still told apart.
 		{"a long id, seen again", with(scan.KindUnansweredClarification, long("a")), with(scan.KindShadowedClarification, long("a")), true},
 		{"two long ids", with(scan.KindUnansweredClarification, long("a")), with(scan.KindUnansweredClarification, long("b")), false},
