@@ -28,12 +28,12 @@ func manyEpisodes(t testing.TB, s *ledger.Store, n int) {
 
 // refreshAll refreshes every open episode as the scan would, each with its
 // own title and finding.
-func refreshAll(s *ledger.Store, now time.Time, title func(id string) string) error {
+func refreshAll(s *ledger.Store, now time.Time, title, finding func(id string) string) error {
 	_, _, err := s.Decide(context.Background(), func(st ledger.State) (ledger.Plan, error) {
 		p := ledger.Plan{Now: now}
 		for _, e := range st.Open {
 			p.Refresh = append(p.Refresh, ledger.Refresh{ID: e.ID, Kind: "shadowed_clarification", KindChanges: 1,
-				TaskTitle: title(e.ID), LastSeen: now, Finding: `{"kind":"shadowed_clarification","id":"` + e.ID + `"}`})
+				TaskTitle: title(e.ID), LastSeen: now, Finding: finding(e.ID)})
 		}
 		return p, nil
 	})
@@ -57,8 +57,9 @@ func TestRefreshManyEpisodes(t *testing.T) {
 				t.Fatal(err)
 			}
 			title := func(id string) string { return id + ` "Fix" it's \n` + "\n\u00e9 \U0001F600 \\u0000" }
+			finding := func(id string) string { return `{"kind":"shadowed_clarification","id":"` + id + `"}` }
 			now := t0.Add(time.Minute)
-			if err := refreshAll(s, now, title); err != nil {
+			if err := refreshAll(s, now, title, finding); err != nil {
 				t.Fatal(err)
 			}
 			eps, err := s.Episodes(ctx, false, 0)
@@ -72,9 +73,8 @@ func TestRefreshManyEpisodes(t *testing.T) {
 					}
 					continue
 				}
-				want := `{"kind":"shadowed_clarification","id":"` + e.ID + `"}`
 				if e.Kind != "shadowed_clarification" || e.KindChanges != 1 || e.TaskTitle != title(e.ID) ||
-					!e.LastSeen.Equal(now) || e.Finding != want || !e.MissingSince.IsZero() {
+					!e.LastSeen.Equal(now) || e.Finding != finding(e.ID) || !e.MissingSince.IsZero() {
 					t.Fatalf("episode %s after the refresh: %+v", e.ID, e)
 				}
 			}
@@ -91,13 +91,7 @@ func TestRefreshLargeFindings(t *testing.T) {
 			s := open(t, d.url(t))
 			manyEpisodes(t, s, 5)
 			big := func(id string) string { return `{"id":"` + id + `","prompt":"` + strings.Repeat(id, 100_000) + `"}` }
-			if _, _, err := s.Decide(ctx, func(st ledger.State) (ledger.Plan, error) {
-				p := ledger.Plan{Now: t0}
-				for _, e := range st.Open {
-					p.Refresh = append(p.Refresh, ledger.Refresh{ID: e.ID, Kind: e.Kind, TaskTitle: e.TaskTitle, LastSeen: t0, Finding: big(e.ID)})
-				}
-				return p, nil
-			}); err != nil {
+			if err := refreshAll(s, t0, func(string) string { return "Fix" }, big); err != nil {
 				t.Fatal(err)
 			}
 			eps, err := s.Episodes(ctx, true, 0)
@@ -123,10 +117,11 @@ func BenchmarkRefresh(b *testing.B) {
 		b.Run(d.name, func(b *testing.B) {
 			s := open(b, d.url(b))
 			manyEpisodes(b, s, 2000)
-			title := func(string) string { return "Fix" }
+			fixed := func(string) string { return "Fix" }
+			finding := func(id string) string { return `{"kind":"shadowed_clarification","id":"` + id + `"}` }
 			b.ResetTimer()
 			for i := range b.N {
-				if err := refreshAll(s, t0.Add(time.Duration(i+1)*time.Minute), title); err != nil {
+				if err := refreshAll(s, t0.Add(time.Duration(i+1)*time.Minute), fixed, finding); err != nil {
 					b.Fatal(err)
 				}
 			}
