@@ -21,33 +21,27 @@ import (
 // tunnel), and Slack and kandev both present a certificate that only the
 // company CA (SSL_CERT_DIR) vouches for. kandev, on loopback as an
 // in-cluster service is under NO_PROXY, is reached directly. Without the CA
-// nothing is sent, nothing is lost, and the log names the certificate.
+// nothing is sent, the log names the certificate and every action stays
+// owed; once the CA is mounted, each goes out exactly once.
 func TestThroughProxyWithCompanyCA(t *testing.T) {
-	extra := "policy:\n  interrupted_session:\n    steps: [{after: 0s, action: nudge}]\n"
-	run := func(withCA bool) (*env, *connectProxy, result) {
-		ds := world(time.Now())
-		e := newEnv(t, ds, "sqlite", extra)
-		e.startServers(ds, true)
-		proxy := newConnectProxy(t, map[string]string{"example.com:443": e.slack.Listener.Addr().String()})
-		e.vars["slack"] = "https://example.com/api/"
-		e.writeConfig()
-		caDir := t.TempDir()
-		if withCA {
-			ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: e.slack.Certificate().Raw})
-			if err := os.WriteFile(filepath.Join(caDir, "company-ca.pem"), ca, 0o600); err != nil {
-				t.Fatal(err)
-			}
-		}
+	ds := world(time.Now())
+	e := newEnv(t, ds, "sqlite", "policy:\n  interrupted_session:\n    steps: [{after: 0s, action: nudge}]\n")
+	e.startServers(ds, true)
+	proxy := newConnectProxy(t, map[string]string{"example.com:443": e.slack.Listener.Addr().String()})
+	e.vars["slack"] = "https://example.com/api/"
+	e.writeConfig()
+	caDir := t.TempDir()
+	run := func() result {
 		vars := append(e.environ(), "HTTPS_PROXY=http://"+proxy.Listener.Addr().String(), "NO_PROXY=.svc,.cluster.local",
 			"SSL_CERT_DIR="+caDir, "SSL_CERT_FILE="+filepath.Join(caDir, "none.pem"))
 		r := watchdogd(t, vars, "run", "--once", "--config", e.cfg)
 		if r.code != 0 {
 			t.Fatalf("run --once: exit %d\n%s", r.code, r.stderr)
 		}
-		return e, proxy, r
+		return r
 	}
 
-	e, proxy, r := run(false)
+	r := run()
 	if n := len(e.slack.Messages()); n != 0 || len(e.ws.Messages()) != 0 {
 		t.Fatalf("without the CA %d Slack and %d kandev messages were sent", n, len(e.ws.Messages()))
 	}
@@ -57,21 +51,30 @@ func TestThroughProxyWithCompanyCA(t *testing.T) {
 	if !slices.Contains(proxy.Seen(), "CONNECT example.com:443") {
 		t.Fatalf("Slack was not reached through the proxy: %q", proxy.Seen())
 	}
-	owed := 0
+	owed, retry := 0, time.Time{}
 	for _, a := range e.actions() {
 		if a.Kind == ledger.KindLog {
 			continue // written to the log, needs no TLS
 		}
 		owed++
+		if a.NextAttempt.After(retry) {
+			retry = a.NextAttempt
+		}
 		if a.State != ledger.StatePending {
 			t.Errorf("%s action %s is %s without the CA, want pending (retried once the CA is there)", a.Kind, a.Key, a.State)
 		}
 	}
 	if owed != 8 {
-		t.Errorf("%d Slack and kandev actions owed, want 8", owed)
+		t.Fatalf("%d Slack and kandev actions owed, want 8", owed)
 	}
 
-	e, proxy, r = run(true)
+	// The CA is mounted; once the retries are due, everything owed goes out.
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: e.slack.Certificate().Raw})
+	if err := os.WriteFile(filepath.Join(caDir, "company-ca.pem"), ca, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Until(retry) + 100*time.Millisecond)
+	r = run()
 	if posts := e.exactlyOnce(); posts != 7 || len(e.slack.Messages()) != 7 {
 		t.Fatalf("%d delivered posts and %d Slack messages, want 7\n%s", posts, len(e.slack.Messages()), r.stderr)
 	}
