@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/slacktest"
 )
 
 // TestCheckConfigGolden: check-config prints each golden bad file's exact
@@ -85,6 +86,21 @@ func TestSilenceOnRunningDaemon(t *testing.T) {
 	msgs := e.slack.Messages()
 	if last := msgs[len(msgs)-1]; last.Channel != "C-ops" || !strings.Contains(last.Text, "notify-test") {
 		t.Fatalf("notify-test message %+v", last)
+	}
+	if !strings.Contains(r.stdout, "read C-ops's history: ok") {
+		t.Fatalf("notify-test did not check the history scope: %s", r.stdout)
+	}
+	// A bot without the history scope is told so: it could not settle an
+	// interrupted delivery.
+	e.slack.SetFault(func(method string, _ int) slacktest.Fault {
+		if method == "conversations.history" {
+			return slacktest.Fault{SlackError: "missing_scope"}
+		}
+		return slacktest.Fault{}
+	})
+	r = watchdogd(t, e.environ(), "notify-test", "--config", e.cfg, "--workspace", "ws-ops")
+	if r.code != 1 || !strings.Contains(r.stderr, "channels:history") || !strings.Contains(r.stderr, "missing_scope") {
+		t.Fatalf("notify-test without the history scope: %d %s %s", r.code, r.stdout, r.stderr)
 	}
 }
 

@@ -270,6 +270,15 @@ func runNotifyTest(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(opts.Stdout, "posted to %s (ts %s)\n", channel, ts)
+	if _, err := fmt.Fprintf(opts.Stdout, "posted to %s (ts %s)\n", channel, ts); err != nil {
+		return err
+	}
+	// A delivery whose answer was lost is settled by looking for it in the
+	// channel's history; without that scope it could neither be found nor
+	// safely re-posted.
+	if err := s.ReadHistory(ctx, channel); err != nil {
+		return fmt.Errorf("the bot cannot read the channel's history, which settling an interrupted delivery needs (scopes channels:history, groups:history for private channels): %w", err)
+	}
+	_, err = fmt.Fprintf(opts.Stdout, "read %s's history: ok\n", channel)
 	return err
 }

@@ -125,6 +125,15 @@ func (s *Slack) Find(ctx context.Context, channel, threadTS, key string, oldest 
 	return "", false, nil
 }
 
+// ReadHistory proves the token may read a channel's history, which
+// settling an interrupted delivery from evidence needs (Find).
+func (s *Slack) ReadHistory(ctx context.Context, channel string) error {
+	if _, err := s.client.GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{ChannelID: channel, Limit: 1}); err != nil {
+		return fmt.Errorf("conversations.history in %s: %w", channel, err)
+	}
+	return nil
+}
+
 // Test posts notify-test's message.
 func (s *Slack) Test(ctx context.Context, channel, text string) (string, error) {
 	_, ts, err := s.client.PostMessageContext(ctx, channel, slack.MsgOptionText(text, false))
