@@ -20,7 +20,7 @@ Commands:
   scan                read kandev once and print the findings (no ledger, no sending)
   check-config FILE…  check config files: SUCCESS or FAILED with every problem
   silence add|list|expire     mute matching episodes on the ledger (like amtool)
-  episodes list|show|resolve  list episodes, show one with every action, or force-resolve one
+  episodes list|show|resolve|retry  list episodes, show one, force-resolve one, or retry failed sends
   notify-test         post one test message through the configured Slack route
   demo                run one cycle on a built-in demo database and show what would be sent
   version             print the version
@@ -92,7 +92,7 @@ func subcommands(command string) string {
 	case "silence":
 		return "add|list|expire"
 	case "episodes":
-		return "list|show|resolve"
+		return "list|show|resolve|retry"
 	}
 	return ""
 }
@@ -126,6 +126,8 @@ func subUsage(command string) string {
 		"episodes": `  list [--open] [--limit N]  episodes, newest first
   show ID                    one episode with every action: what was sent, where, when, how it ended
   resolve ID                 close an episode by hand (the daemon then edits its Slack message)
+  retry [ID]                 after fixing a token, channel or scope: send again what failed for
+                             open episodes nobody was told of (or the one given)
 `,
 	}[command]
 	return fmt.Sprintf(`Usage: watchdogd %[1]s %[2]s [flags]
@@ -206,12 +208,14 @@ func defineFlags(fs *flag.FlagSet, opts *app.Options, now *string) bool {
 }
 
 // positional takes the command's arguments after its flags: check-config's
-// files, or the one ID of silence expire and episodes resolve/show; any
-// other command takes none.
+// files, the one ID of silence expire and episodes resolve/show, or the
+// optional one of episodes retry; any other command takes none.
 func positional(args []string, opts *app.Options, stderr io.Writer) bool {
 	switch {
 	case opts.Command == "check-config":
 		opts.Files = args
+	case opts.Command == "episodes" && opts.Sub == "retry" && len(args) <= 1:
+		opts.ID = strings.Join(args, "")
 	case opts.Command == "silence" && opts.Sub == "expire", opts.Command == "episodes" && (opts.Sub == "resolve" || opts.Sub == "show"):
 		if len(args) != 1 {
 			fmt.Fprintf(stderr, "watchdogd %s %s: want exactly one ID, got %d\n", opts.Command, opts.Sub, len(args))

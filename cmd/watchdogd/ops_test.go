@@ -104,6 +104,45 @@ func TestSilenceOnRunningDaemon(t *testing.T) {
 	}
 }
 
+// TestEpisodesRetry: posts refused for good (a revoked token) stay failed
+// through later cycles; once the token is fixed, `episodes retry` queues
+// them again and the next cycle posts each once, after looking for it in
+// the channel.
+func TestEpisodesRetry(t *testing.T) {
+	e := newEnv(t, world(time.Now()), "sqlite", "")
+	e.slack.SetFault(func(method string, _ int) slacktest.Fault {
+		if method == "chat.postMessage" {
+			return slacktest.Fault{SlackError: "token_revoked"}
+		}
+		return slacktest.Fault{}
+	})
+	e.once()
+	e.once()
+	if n := len(e.slack.Messages()); n != 0 {
+		t.Fatalf("%d posts with a revoked token", n)
+	}
+	e.slack.SetFault(nil)
+	r := watchdogd(t, e.environ(), "episodes", "retry", "--config", e.cfg)
+	if r.code != 0 || !strings.Contains(r.stdout, "queued 8 failed action(s) again") {
+		t.Fatalf("episodes retry: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	history := e.slack.Calls("conversations.history")
+	e.once()
+	if posts := e.exactlyOnce(); posts != 8 {
+		t.Fatalf("%d posts after the retry, want 8", posts)
+	}
+	if n := e.slack.Calls("conversations.history") - history; n != 8 {
+		t.Errorf("%d history lookups before the re-posts, want 8", n)
+	}
+	r = watchdogd(t, e.environ(), "episodes", "retry", "--config", e.cfg)
+	if r.code != 0 || !strings.Contains(r.stdout, "nothing to retry") {
+		t.Fatalf("a second retry: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	if r := watchdogd(t, e.environ(), "episodes", "retry", "--config", e.cfg, "no-such-episode"); r.code != 1 || !strings.Contains(r.stderr, `no open episode "no-such-episode"`) {
+		t.Fatalf("retry of an unknown episode: %d %s", r.code, r.stderr)
+	}
+}
+
 // TestEpisodesCommands: list shows episodes; show prints one with the
 // Slack message it sent (channel and ts); resolve closes one by hand and
 // the daemon edits its Slack message.

@@ -208,8 +208,10 @@ func runEpisodes(ctx context.Context, opts Options) error {
 		}
 		_, err = fmt.Fprintf(opts.Stdout, "resolved %s; a running daemon edits its Slack message\n", opts.ID)
 		return err
+	case "retry":
+		return retryEpisodes(ctx, opts, st, now)
 	}
-	return usageError("episodes: want list, show or resolve")
+	return usageError("episodes: want list, show, resolve or retry")
 }
 
 // showEpisode prints one episode and every action decided for it, oldest

@@ -197,6 +197,15 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, p Plan) (Applied, error) 
 			return out, err
 		}
 	}
+	for _, key := range p.Requeue {
+		// uncertain: the next attempt looks for it in Slack first, since an
+		// earlier attempt of it may have landed before it failed.
+		if _, err := exec("requeue action", `UPDATE actions SET state = 'pending', uncertain = 1, next_attempt_us = ?, updated_us = ?
+		  WHERE key = ? AND state = 'failed'`,
+			us(p.Now), us(p.Now), key); err != nil {
+			return out, err
+		}
+	}
 	for _, a := range p.Actions {
 		n, err := exec("save action", `INSERT INTO actions (key, episode_id, seq, step, repeat_no, action, channel, mention, parent_key, digest, body, state,
 		  created_us, updated_us, next_attempt_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?) ON CONFLICT (key) DO NOTHING`,

@@ -108,11 +108,14 @@ type Plan struct {
 	Resolve   []Resolve
 	Actions   []Action
 	Supersede []string
+	// Requeue puts failed actions (by key) back to pending, due at Now
+	// (`watchdogd episodes retry`).
+	Requeue []string
 }
 
 // Empty reports whether the plan changes nothing.
 func (p Plan) Empty() bool {
-	return len(p.Open)+len(p.Refresh)+len(p.Missing)+len(p.Resolve)+len(p.Actions)+len(p.Supersede) == 0
+	return len(p.Open)+len(p.Refresh)+len(p.Missing)+len(p.Resolve)+len(p.Actions)+len(p.Supersede)+len(p.Requeue) == 0
 }
 
 // Refresh updates an open episode still reported by the scan.

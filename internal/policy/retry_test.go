@@ -1,0 +1,53 @@
+package policy
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/watchdogd/watchdogd/internal/ledger"
+)
+
+// TestRetryFailed: which failed actions `episodes retry` queues again.
+func TestRetryFailed(t *testing.T) {
+	act := func(key, state string, created time.Duration) ledger.Action {
+		return ledger.Action{Key: key, State: state, CreatedAt: t0.Add(created)}
+	}
+	ep := func(id string, acts ...ledger.Action) ledger.Episode {
+		return ledger.Episode{ID: id, Actions: acts}
+	}
+	st := ledger.State{Open: []ledger.Episode{
+		// The first post failed (a revoked token): queued.
+		ep("e1", act("e1-first", ledger.StateFailed, 0)),
+		// Both steps failed: only the newest, as only the newest due
+		// step ever goes out.
+		ep("e2", act("e2-first", ledger.StateFailed, 0), act("e2-mention", ledger.StateFailed, 30*time.Minute)),
+		// The first post failed but the mention went out: someone was told.
+		ep("e3", act("e3-first", ledger.StateFailed, 0), act("e3-mention", ledger.StateDelivered, 30*time.Minute)),
+		// A later step is pending or in flight: it will tell them.
+		ep("e4", act("e4-first", ledger.StateFailed, 0), act("e4-mention", ledger.StatePending, 30*time.Minute)),
+		ep("e5", act("e5-first", ledger.StateFailed, 0), act("e5-mention", ledger.StateClaimed, 30*time.Minute)),
+		// Superseded steps do not count as reaching anyone.
+		ep("e6", act("e6-first", ledger.StateSuperseded, 0), act("e6-mention", ledger.StateFailed, 30*time.Minute)),
+		// Nothing failed.
+		ep("e7", act("e7-first", ledger.StateDelivered, 0)),
+		ep("e8"),
+	}}
+	cases := []struct {
+		name string
+		id   string
+		want []string
+		ok   bool
+	}{
+		{"all open episodes", "", []string{"e1-first", "e2-mention", "e6-mention"}, true},
+		{"one episode", "e2", []string{"e2-mention"}, true},
+		{"one that someone was told of", "e3", nil, true},
+		{"an episode that is not open", "e9", nil, false},
+	}
+	for _, c := range cases {
+		p, ok := RetryFailed(st, c.id, t0)
+		if ok != c.ok || !slices.Equal(p.Requeue, c.want) || !p.Now.Equal(t0) {
+			t.Errorf("%s: queued %v (ok %v), want %v (ok %v)", c.name, p.Requeue, ok, c.want, c.ok)
+		}
+	}
+}
