@@ -16,14 +16,14 @@ import (
 const usage = `Usage: watchdogd <command> [flags]
 
 Commands:
-  run                 run the watchdog daemon (--once: one cycle; --dry-run: decide, send nothing)
-  scan                read kandev once and print the findings (no ledger, no sending)
-  check-config FILE…  check config files: SUCCESS or FAILED with every problem
-  silence add|list|expire     mute matching episodes on the ledger (like amtool)
+  run                               run the watchdog daemon (--once: one cycle; --dry-run: decide, send nothing)
+  scan                              read kandev once and print the findings (no ledger, no sending)
+  check-config FILE…                check config files: SUCCESS or FAILED with every problem
+  silence add|list|expire           mute matching episodes on the ledger (like amtool)
   episodes list|show|resolve|retry  list episodes, show one, force-resolve one, or retry failed sends
-  notify-test         post one test message through the configured Slack route
-  demo                run one cycle on a built-in demo database and show what would be sent
-  version             print the version
+  notify-test                       post one test message through the configured Slack route
+  demo                              run one cycle on a built-in demo database and show what would be sent
+  version                           print the version
 
 Run "watchdogd <command> -h" for a command's flags.
 `
