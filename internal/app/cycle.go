@@ -85,13 +85,18 @@ func (c *Cycle) Run(ctx context.Context) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	var untold map[string]int
 	res.Plan, res.Applied, err = c.Store.Decide(ctx, func(st ledger.State) (ledger.Plan, error) {
 		p := policy.Decide(st, c.policyInput(rep, snap, now))
 		render(&p, st, rep, c.Config, now)
+		untold = policy.Untold(st) // as the last cycle left them
 		return p, nil
 	})
 	if err != nil {
 		return res, err
+	}
+	for _, k := range scan.Kinds {
+		c.Metrics.EpisodesUntold.WithLabelValues(k).Set(float64(untold[k]))
 	}
 	c.logPlan(res.Plan, res.Applied)
 	c.deliver(ctx, silences, res.Counts)

@@ -19,6 +19,7 @@ import (
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
 	"github.com/watchdogd/watchdogd/internal/ledger"
 	"github.com/watchdogd/watchdogd/internal/notify"
+	"github.com/watchdogd/watchdogd/internal/policy"
 	"github.com/watchdogd/watchdogd/internal/slacktest"
 )
 
@@ -304,5 +305,46 @@ func TestCycleSummary(t *testing.T) {
 			f["opened"] != want.opened || f["delivered"] != want.delivered {
 			t.Errorf("cycle %d: %s %v, want level %s opened %d delivered %d", i, lines[0].Level, f, want.level, want.opened, want.delivered)
 		}
+	}
+}
+
+// TestUntoldGauge: a first post Slack refuses for good leaves its episode
+// untold, and the gauge says so at the next cycle; once the episode is
+// retried and delivered it goes back to zero.
+func TestUntoldGauge(t *testing.T) {
+	b := kandevtest.NewBuilder(time.Now())
+	s := b.Session("s1", "Fix login", "ws", "RUNNING", time.Hour, "")
+	s.Turn("turn-1", 40*time.Minute, -1, "").Agent("tool_call", 30*time.Minute)
+	c, srv, m := testCycle(t, b.DS, nil)
+	ctx := context.Background()
+	untold := func() float64 { return testutil.ToFloat64(m.EpisodesUntold.WithLabelValues("stalled_turn")) }
+	srv.SetFault(func(method string, _ int) slacktest.Fault {
+		if method == "chat.postMessage" {
+			return slacktest.Fault{SlackError: "channel_not_found"}
+		}
+		return slacktest.Fault{}
+	})
+	for i, want := range []float64{0, 1} { // the gauge shows what the last cycle left
+		if _, err := c.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if untold() != want {
+			t.Fatalf("cycle %d: untold %v, want %v", i+1, untold(), want)
+		}
+	}
+	srv.SetFault(nil)
+	if _, _, err := c.Store.Decide(ctx, func(st ledger.State) (ledger.Plan, error) {
+		p, _ := policy.RetryFailed(st, "", time.Now())
+		return p, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := c.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(srv.Messages()); n != 1 || untold() != 0 {
+		t.Fatalf("%d messages and untold %v after the retry, want 1 and 0", n, untold())
 	}
 }

@@ -21,6 +21,7 @@ type Metrics struct {
 	Findings           *prometheus.GaugeVec
 	OldestFindingAge   *prometheus.GaugeVec
 	EpisodesOpen       *prometheus.GaugeVec
+	EpisodesUntold     *prometheus.GaugeVec
 	Actions            *prometheus.CounterVec
 	ActionDelivery     *prometheus.HistogramVec
 	SlackRateLimited   prometheus.Counter
@@ -56,6 +57,8 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 			Help: "Age of the oldest finding of each kind in the last successful scan (0 when none)."}, []string{"kind"}),
 		EpisodesOpen: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "episodes_open",
 			Help: "Open episodes in the ledger, by kind."}, []string{"kind"}),
+		EpisodesUntold: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "episodes_untold",
+			Help: "Open episodes nobody was told of, by kind: an action failed for good and none is delivered, pending or in flight (watchdogd episodes retry sends them again)."}, []string{"kind"}),
 		Actions: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "actions_total",
 			Help: "Action outcomes, by action and result (delivered, failed, superseded, conflict, deferred, retried)."}, []string{"action", "result"}),
 		ActionDelivery: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "action_delivery_seconds",
@@ -72,7 +75,7 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 			Help: "Unix time of the last successful configuration load."}),
 	}
 	reg.MustRegister(m.BuildInfo, m.Scans, m.ScanDuration, m.LastSuccessfulScan, m.SessionsScanned, m.Findings,
-		m.OldestFindingAge, m.EpisodesOpen, m.Actions, m.ActionDelivery, m.SlackRateLimited, m.MalformedMetadata,
+		m.OldestFindingAge, m.EpisodesOpen, m.EpisodesUntold, m.Actions, m.ActionDelivery, m.SlackRateLimited, m.MalformedMetadata,
 		m.Leader, m.ReloadSuccess, m.ReloadTimestamp)
 	m.BuildInfo.WithLabelValues(version, runtime.Version()).Set(1)
 	for _, r := range []string{"success", "error"} {
@@ -82,6 +85,7 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 		m.Findings.WithLabelValues(k)
 		m.OldestFindingAge.WithLabelValues(k)
 		m.EpisodesOpen.WithLabelValues(k)
+		m.EpisodesUntold.WithLabelValues(k)
 	}
 	for _, a := range ActionKinds {
 		m.ActionDelivery.WithLabelValues(a)

@@ -9,10 +9,9 @@ import (
 // RetryFailed is `watchdogd episodes retry`: after an operator fixed what
 // made actions fail for good (a revoked token, a wrong channel, a missing
 // scope), it queues again, due now, the newest failed action of each open
-// episode that nothing has reached anyone for — none of its actions
-// delivered, pending or in flight. The ledger marks each queued action
-// uncertain, so a Slack post is looked for in the channel before it is
-// sent again (an earlier attempt may have landed before a later one
+// episode nobody was told of (see Untold). The ledger marks each queued
+// action uncertain, so a Slack post is looked for in the channel before it
+// is sent again (an earlier attempt may have landed before a later one
 // failed) and kandev deduplicates a nudge by its key: nothing goes out
 // twice. Only the newest is queued because only the newest due step ever
 // goes out. With id, only that episode; ok is false when it is not open.
@@ -23,21 +22,42 @@ func RetryFailed(st ledger.State, id string, now time.Time) (p ledger.Plan, ok b
 			continue
 		}
 		ok = true
-		var newest *ledger.Action
-		reached := false
-		for i, a := range e.Actions {
-			switch a.State {
-			case ledger.StateDelivered, ledger.StatePending, ledger.StateClaimed:
-				reached = true
-			case ledger.StateFailed:
-				if newest == nil || a.CreatedAt.After(newest.CreatedAt) || a.CreatedAt.Equal(newest.CreatedAt) && a.Key > newest.Key {
-					newest = &e.Actions[i]
-				}
-			}
-		}
-		if newest != nil && !reached {
-			p.Requeue = append(p.Requeue, newest.Key)
+		if a, untold := untold(e); untold {
+			p.Requeue = append(p.Requeue, a.Key)
 		}
 	}
 	return p, ok || id == ""
+}
+
+// Untold counts, by kind, the open episodes nobody was told of: an action
+// of theirs failed for good, and none is delivered, pending or in flight.
+// They stay so until a next step goes out or an operator retries them, so
+// the count is what an alert watches (a page must never be lost quietly).
+func Untold(st ledger.State) map[string]int {
+	out := map[string]int{}
+	for _, e := range st.Open {
+		if _, ok := untold(e); ok {
+			out[e.Kind]++
+		}
+	}
+	return out
+}
+
+// untold returns the newest failed action of an episode nobody was told of.
+func untold(e ledger.Episode) (ledger.Action, bool) {
+	var newest *ledger.Action
+	for i, a := range e.Actions {
+		switch a.State {
+		case ledger.StateDelivered, ledger.StatePending, ledger.StateClaimed:
+			return ledger.Action{}, false
+		case ledger.StateFailed:
+			if newest == nil || a.CreatedAt.After(newest.CreatedAt) || a.CreatedAt.Equal(newest.CreatedAt) && a.Key > newest.Key {
+				newest = &e.Actions[i]
+			}
+		}
+	}
+	if newest == nil {
+		return ledger.Action{}, false
+	}
+	return *newest, true
 }

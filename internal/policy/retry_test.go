@@ -14,7 +14,7 @@ func TestRetryFailed(t *testing.T) {
 		return ledger.Action{Key: key, State: state, CreatedAt: t0.Add(created)}
 	}
 	ep := func(id string, acts ...ledger.Action) ledger.Episode {
-		return ledger.Episode{ID: id, Actions: acts}
+		return ledger.Episode{ID: id, Kind: "stalled_turn", Actions: acts}
 	}
 	st := ledger.State{Open: []ledger.Episode{
 		// The first post failed (a revoked token): queued.
@@ -33,6 +33,7 @@ func TestRetryFailed(t *testing.T) {
 		ep("e7", act("e7-first", ledger.StateDelivered, 0)),
 		ep("e8"),
 	}}
+	st.Open[0].Kind = "interrupted_session"
 	cases := []struct {
 		name string
 		id   string
@@ -49,5 +50,9 @@ func TestRetryFailed(t *testing.T) {
 		if ok != c.ok || !slices.Equal(p.Requeue, c.want) || !p.Now.Equal(t0) {
 			t.Errorf("%s: queued %v (ok %v), want %v (ok %v)", c.name, p.Requeue, ok, c.want, c.ok)
 		}
+	}
+	// The episodes retry would queue are the ones an alert counts.
+	if got := Untold(st); len(got) != 2 || got["interrupted_session"] != 1 || got["stalled_turn"] != 2 {
+		t.Errorf("untold %v, want e1 (interrupted_session), e2 and e6 (stalled_turn)", got)
 	}
 }
