@@ -301,6 +301,11 @@ func TestHA(t *testing.T) {
 	if _, body := standby.get("/readyz"); !strings.Contains(body, "standby") {
 		t.Fatalf("standby readyz: %s", body)
 	}
+	// The standby reports the ledger as the leader keeps it.
+	open := `watchdogd_episodes_open{kind="stalled_turn"}`
+	waitFor(t, 10*time.Second, "the standby's episode gauge", func() bool {
+		return standby.metric(t, open) == 1 && leader.metric(t, open) == 1
+	})
 	killed := time.Now()
 	_ = leader.cmd.Process.Signal(syscall.SIGKILL)
 	waitFor(t, 2*ttl+2*time.Second, "the standby to lead", func() bool { return standby.metric(t, "watchdogd_leader") == 1 })

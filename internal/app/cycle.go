@@ -85,18 +85,14 @@ func (c *Cycle) Run(ctx context.Context) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	var untold map[string]int
 	res.Plan, res.Applied, err = c.Store.Decide(ctx, func(st ledger.State) (ledger.Plan, error) {
+		c.observeLedger(st)
 		p := policy.Decide(st, c.policyInput(rep, snap, now))
 		render(&p, st, rep, c.Config, now)
-		untold = policy.Untold(st) // as the last cycle left them
 		return p, nil
 	})
 	if err != nil {
 		return res, err
-	}
-	for _, k := range scan.Kinds {
-		c.Metrics.EpisodesUntold.WithLabelValues(k).Set(float64(untold[k]))
 	}
 	c.logPlan(res.Plan, res.Applied)
 	c.deliver(ctx, silences, res.Counts)
@@ -247,6 +243,21 @@ func (c *Cycle) prune(ctx context.Context, now time.Time) {
 	}
 	if n > 0 {
 		c.Log.Info("pruned resolved episodes", zap.Int64("episodes", n))
+	}
+}
+
+// observeLedger sets the ledger's gauges from a state of it, as the last
+// cycle left it: the open episodes and those nobody was told of. A standby
+// sets them too (from a read of the ledger), so that no value a replica
+// set while it led lingers in a max over the replicas.
+func (c *Cycle) observeLedger(st ledger.State) {
+	untold, open := policy.Untold(st), map[string]int{}
+	for _, e := range st.Open {
+		open[e.Kind]++
+	}
+	for _, k := range scan.Kinds {
+		c.Metrics.EpisodesUntold.WithLabelValues(k).Set(float64(untold[k]))
+		c.Metrics.EpisodesOpen.WithLabelValues(k).Set(float64(open[k]))
 	}
 }
 

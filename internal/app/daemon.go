@@ -245,6 +245,9 @@ func (d *daemon) standby(ctx context.Context) {
 		d.failed(err)
 		return
 	}
+	if st, err := d.cycle.Store.Peek(ctx); err == nil {
+		d.cycle.observeLedger(st)
+	}
 	d.succeeded(rep)
 }
 
