@@ -30,7 +30,8 @@ func RetryFailed(st ledger.State, id string, now time.Time) (p ledger.Plan, ok b
 }
 
 // Untold counts, by kind, the open episodes nobody was told of: an action
-// of theirs failed for good, and none is delivered, pending or in flight.
+// of theirs failed for good, and none is delivered, pending or in flight
+// (log actions aside).
 // They stay so until a next step goes out or an operator retries them, so
 // the count is what an alert watches (a page must never be lost quietly).
 func Untold(st ledger.State) map[string]int {
@@ -47,6 +48,9 @@ func Untold(st ledger.State) map[string]int {
 func untold(e ledger.Episode) (ledger.Action, bool) {
 	var newest *ledger.Action
 	for i, a := range e.Actions {
+		if a.Kind == ledger.KindLog {
+			continue // a log line tells nobody
+		}
 		switch a.State {
 		case ledger.StateDelivered, ledger.StatePending, ledger.StateClaimed:
 			return ledger.Action{}, false

@@ -29,6 +29,8 @@ func TestRetryFailed(t *testing.T) {
 		ep("e5", act("e5-first", ledger.StateFailed, 0), act("e5-mention", ledger.StateClaimed, 30*time.Minute)),
 		// Superseded steps do not count as reaching anyone.
 		ep("e6", act("e6-first", ledger.StateSuperseded, 0), act("e6-mention", ledger.StateFailed, 30*time.Minute)),
+		// A log line is not a message to anyone.
+		ep("e9", act("e9-first", ledger.StateFailed, 0), ledger.Action{Key: "e9-log", Kind: ledger.KindLog, State: ledger.StateDelivered}),
 		// Nothing failed.
 		ep("e7", act("e7-first", ledger.StateDelivered, 0)),
 		ep("e8"),
@@ -40,10 +42,10 @@ func TestRetryFailed(t *testing.T) {
 		want []string
 		ok   bool
 	}{
-		{"all open episodes", "", []string{"e1-first", "e2-mention", "e6-mention"}, true},
+		{"all open episodes", "", []string{"e1-first", "e2-mention", "e6-mention", "e9-first"}, true},
 		{"one episode", "e2", []string{"e2-mention"}, true},
 		{"one that someone was told of", "e3", nil, true},
-		{"an episode that is not open", "e9", nil, false},
+		{"an episode that is not open", "e10", nil, false},
 	}
 	for _, c := range cases {
 		p, ok := RetryFailed(st, c.id, t0)
@@ -52,7 +54,7 @@ func TestRetryFailed(t *testing.T) {
 		}
 	}
 	// The episodes retry would queue are the ones an alert counts.
-	if got := Untold(st); len(got) != 2 || got["interrupted_session"] != 1 || got["stalled_turn"] != 2 {
-		t.Errorf("untold %v, want e1 (interrupted_session), e2 and e6 (stalled_turn)", got)
+	if got := Untold(st); len(got) != 2 || got["interrupted_session"] != 1 || got["stalled_turn"] != 3 {
+		t.Errorf("untold %v, want e1 (interrupted_session), e2, e6 and e9 (stalled_turn)", got)
 	}
 }
