@@ -80,12 +80,19 @@ func testCycleDB(t *testing.T, ds kandevtest.Dataset, hook func(db *kandevtest.S
 	return c, srv, m, db
 }
 
-// TestTurnMovedOnBeforeDelivery: the turn completed between the decision and
-// the delivery: the fence supersedes the action and nothing is sent.
-func TestTurnMovedOnBeforeDelivery(t *testing.T) {
+// oneStall is kandev with one stalled turn: session s1 RUNNING, its turn
+// turn-1 quiet for 30 minutes.
+func oneStall() *kandevtest.Builder {
 	b := kandevtest.NewBuilder(time.Now())
 	s := b.Session("s1", "Fix login", "ws", "RUNNING", time.Hour, "")
 	s.Turn("turn-1", 40*time.Minute, -1, "").Agent("tool_call", 30*time.Minute)
+	return b
+}
+
+// TestTurnMovedOnBeforeDelivery: the turn completed between the decision and
+// the delivery: the fence supersedes the action and nothing is sent.
+func TestTurnMovedOnBeforeDelivery(t *testing.T) {
+	b := oneStall()
 	c, srv, m := testCycle(t, b.DS, func(db *kandevtest.SQLite) {
 		if _, err := db.DB().Exec(`UPDATE task_session_turns SET completed_at = ? WHERE id = 'turn-1'`, kandevtest.TS(time.Now())); err != nil {
 			t.Error(err)
@@ -113,9 +120,7 @@ func TestTurnMovedOnBeforeDelivery(t *testing.T) {
 // TestSilenceDefersAndReleases: a runtime silence holds a Slack step (it
 // stays pending); expiring it releases the step on the next cycle.
 func TestSilenceDefersAndReleases(t *testing.T) {
-	b := kandevtest.NewBuilder(time.Now())
-	s := b.Session("s1", "Fix login", "ws", "RUNNING", time.Hour, "")
-	s.Turn("turn-1", 40*time.Minute, -1, "").Agent("tool_call", 30*time.Minute)
+	b := oneStall()
 	c, srv, m := testCycle(t, b.DS, nil)
 	ctx := context.Background()
 	if err := c.Store.AddSilence(ctx, ledger.Silence{ID: "sil-1", SessionID: "s1", CreatedAt: time.Now(), Until: time.Now().Add(time.Hour)}); err != nil {
@@ -141,9 +146,7 @@ func TestSilenceDefersAndReleases(t *testing.T) {
 // TestQuietHoursDeferResolves: inside quiet hours nothing goes to Slack, the
 // resolve of a sent message included; it is delivered when the window ends.
 func TestQuietHoursDeferResolves(t *testing.T) {
-	b := kandevtest.NewBuilder(time.Now())
-	s := b.Session("s1", "Fix login", "ws", "RUNNING", time.Hour, "")
-	s.Turn("turn-1", 40*time.Minute, -1, "").Agent("tool_call", 30*time.Minute)
+	b := oneStall()
 	c, srv, _, db := testCycleDB(t, b.DS, nil)
 	ctx := context.Background()
 	if _, err := c.Run(ctx); err != nil {
@@ -207,9 +210,7 @@ func TestPerCycleBudget(t *testing.T) {
 // moment later; 0 settles it before the reply).
 func cancelAndNudgeCycle(t *testing.T, settle time.Duration) (*Cycle, *kandevtest.WSServer) {
 	t.Helper()
-	b := kandevtest.NewBuilder(time.Now())
-	s := b.Session("s1", "Fix login", "ws", "RUNNING", time.Hour, "")
-	s.Turn("turn-1", 40*time.Minute, -1, "").Agent("tool_call", 30*time.Minute)
+	b := oneStall()
 	c, _, _, db := testCycleDB(t, b.DS, nil)
 	ws := kandevtest.NewWSServer(map[string]string{"s1": "RUNNING"})
 	t.Cleanup(ws.Close)
@@ -278,9 +279,7 @@ func TestCancelAndNudgeRetryDoesNotCancelAgain(t *testing.T) {
 // it changed something (here: an episode opened and its post delivered),
 // at debug when it only saw the same episode again.
 func TestCycleSummary(t *testing.T) {
-	b := kandevtest.NewBuilder(time.Now())
-	s := b.Session("s1", "Fix login", "ws", "RUNNING", time.Hour, "")
-	s.Turn("turn-1", 40*time.Minute, -1, "").Agent("tool_call", 30*time.Minute)
+	b := oneStall()
 	c, _, _ := testCycle(t, b.DS, nil)
 	core, logs := observer.New(zapcore.DebugLevel)
 	c.Log = zap.New(core)
@@ -312,9 +311,7 @@ func TestCycleSummary(t *testing.T) {
 // untold, and the gauge says so at the next cycle; once the episode is
 // retried and delivered it goes back to zero.
 func TestUntoldGauge(t *testing.T) {
-	b := kandevtest.NewBuilder(time.Now())
-	s := b.Session("s1", "Fix login", "ws", "RUNNING", time.Hour, "")
-	s.Turn("turn-1", 40*time.Minute, -1, "").Agent("tool_call", 30*time.Minute)
+	b := oneStall()
 	c, srv, m := testCycle(t, b.DS, nil)
 	ctx := context.Background()
 	untold := func() float64 { return testutil.ToFloat64(m.EpisodesUntold.WithLabelValues("stalled_turn")) }
