@@ -86,7 +86,7 @@ func (c *Cycle) Run(ctx context.Context) (Result, error) {
 		return res, err
 	}
 	res.Plan, res.Applied, err = c.Store.Decide(ctx, func(st ledger.State) (ledger.Plan, error) {
-		c.observeLedger(st)
+		c.observeUntold(st)
 		p := policy.Decide(st, c.policyInput(rep, snap, now))
 		render(&p, st, rep, c.Config, now)
 		return p, nil
@@ -246,19 +246,32 @@ func (c *Cycle) prune(ctx context.Context, now time.Time) {
 	}
 }
 
-// observeLedger sets the ledger's gauges from a state of it, as the last
-// cycle left it: the open episodes and those nobody was told of. A standby
-// sets them too (from a read of the ledger), so that no value a replica
-// set while it led lingers in a max over the replicas.
-func (c *Cycle) observeLedger(st ledger.State) {
-	untold, open := policy.Untold(st), map[string]int{}
+// observeUntold sets the untold gauge from a state of the ledger, as the
+// last cycle left it.
+func (c *Cycle) observeUntold(st ledger.State) {
+	untold := policy.Untold(st)
+	for _, k := range scan.Kinds {
+		c.Metrics.EpisodesUntold.WithLabelValues(k).Set(float64(untold[k]))
+	}
+}
+
+// observeOpen sets the open-episodes gauge from counts by kind.
+func (c *Cycle) observeOpen(counts map[string]int) {
+	for _, k := range scan.Kinds {
+		c.Metrics.EpisodesOpen.WithLabelValues(k).Set(float64(counts[k]))
+	}
+}
+
+// observeStandby sets the ledger's gauges on a replica that does not
+// decide, from a read of the ledger, so that no value it set while it led
+// lingers in a max over the replicas.
+func (c *Cycle) observeStandby(st ledger.State) {
+	open := map[string]int{}
 	for _, e := range st.Open {
 		open[e.Kind]++
 	}
-	for _, k := range scan.Kinds {
-		c.Metrics.EpisodesUntold.WithLabelValues(k).Set(float64(untold[k]))
-		c.Metrics.EpisodesOpen.WithLabelValues(k).Set(float64(open[k]))
-	}
+	c.observeOpen(open)
+	c.observeUntold(st)
 }
 
 func (c *Cycle) observeEpisodes(ctx context.Context) error {
@@ -266,8 +279,6 @@ func (c *Cycle) observeEpisodes(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, k := range scan.Kinds {
-		c.Metrics.EpisodesOpen.WithLabelValues(k).Set(float64(counts[k]))
-	}
+	c.observeOpen(counts)
 	return nil
 }

@@ -246,7 +246,7 @@ func (d *daemon) standby(ctx context.Context) {
 		return
 	}
 	if st, err := d.cycle.Store.Peek(ctx); err == nil {
-		d.cycle.observeLedger(st)
+		d.cycle.observeStandby(st)
 	}
 	d.succeeded(rep)
 }

@@ -16,7 +16,7 @@ import (
 // twice. Only the newest is queued because only the newest due step ever
 // goes out. With id, only that episode; ok is false when it is not open.
 func RetryFailed(st ledger.State, id string, now time.Time) (p ledger.Plan, ok bool) {
-	p.Now = now
+	p.Now, ok = now, id == ""
 	for _, e := range st.Open {
 		if id != "" && e.ID != id {
 			continue
@@ -26,7 +26,7 @@ func RetryFailed(st ledger.State, id string, now time.Time) (p ledger.Plan, ok b
 			p.Requeue = append(p.Requeue, a.Key)
 		}
 	}
-	return p, ok || id == ""
+	return p, ok
 }
 
 // Untold counts, by kind, the open episodes nobody was told of: an action
