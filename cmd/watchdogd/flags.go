@@ -23,7 +23,7 @@ Commands:
   episodes list|show|resolve|retry  list episodes, show one, force-resolve one, or retry failed sends
   notify-test                       post one test message through the configured Slack route
   demo                              run one cycle on a built-in demo database and show what would be sent
-  version                           print the version
+  version                           print the version (also --version)
 
 Run "watchdogd <command> -h" for a command's flags.
 `
@@ -42,6 +42,9 @@ func parseArgs(args []string, stdout, stderr io.Writer) (app.Options, int, bool)
 		return opts, app.ExitOK, false
 	}
 	opts.Command = args[0]
+	if opts.Command == "--version" || opts.Command == "-version" {
+		opts.Command = "version" // as Prometheus's tools spell it
+	}
 	rest := args[1:]
 	if subs := subcommands(opts.Command); subs != "" {
 		if code, ok := takeSub(&opts, rest, subs, stdout, stderr); !ok {

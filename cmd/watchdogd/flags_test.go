@@ -53,6 +53,8 @@ func TestParseArgs(t *testing.T) {
 			stderr: `watchdogd episodes list: unexpected argument "extra"`},
 		{name: "unknown flag", args: "scan --bogus", code: app.ExitUsage,
 			stderr: "watchdogd scan: flag provided but not defined: -bogus (see watchdogd scan -h)"},
+		{name: "--version, as Prometheus's tools take it", args: "--version", ok: true,
+			check: func(o app.Options) bool { return o.Command == "version" }},
 		{name: "check-config takes files", args: "check-config a.yaml b.yaml", ok: true,
 			check: func(o app.Options) bool { return len(o.Files) == 2 && o.Files[1] == "b.yaml" }},
 	}

@@ -8,13 +8,16 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	_ "time/tzdata" // quiet_hours time zones in a static image without zoneinfo
 
 	"github.com/watchdogd/watchdogd/internal/app"
 )
 
-// version is set at build time (-ldflags "-X main.version=…").
+// version is set at build time (-ldflags "-X main.version=…"); a binary
+// built otherwise (go install, go build) names what the Go toolchain
+// recorded instead (buildVersion).
 var version = "dev"
 
 func main() { os.Exit(run()) }
@@ -26,7 +29,33 @@ func run() int {
 	if !ok {
 		return code
 	}
-	opts.Version = version
+	opts.Version = buildVersion(version, debug.ReadBuildInfo)
 	opts.Getenv = os.Getenv
 	return app.Run(ctx, opts)
+}
+
+// buildVersion is v unless it is the "dev" placeholder; then the module's
+// version (go install …@v1.2.3), else the commit the binary was built from,
+// so that a report of "watchdogd dev" never leaves anyone guessing.
+func buildVersion(v string, read func() (*debug.BuildInfo, bool)) string {
+	bi, ok := read()
+	if v != "dev" || !ok {
+		return v
+	}
+	if m := bi.Main.Version; m != "" && m != "(devel)" {
+		return m
+	}
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch {
+		case s.Key == "vcs.revision" && len(s.Value) >= 7:
+			rev = s.Value[:7]
+		case s.Key == "vcs.modified" && s.Value == "true":
+			dirty = "-dirty"
+		}
+	}
+	if rev == "" {
+		return v
+	}
+	return "dev-" + rev + dirty
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"time"
 )
@@ -56,7 +57,7 @@ func Run(ctx context.Context, opts Options) int {
 	var err error
 	switch opts.Command {
 	case "version":
-		_, err = fmt.Fprintf(opts.Stdout, "watchdogd %s\n", opts.Version)
+		_, err = fmt.Fprintf(opts.Stdout, "watchdogd %s (%s %s/%s)\n", opts.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	case "scan":
 		err = runScan(ctx, opts)
 	case "demo":
