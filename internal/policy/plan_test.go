@@ -251,6 +251,9 @@ func TestQuietHours(t *testing.T) {
 	}
 	night := &config.QuietHours{Timezone: "Europe/Berlin", Start: hm("22:00"), End: hm("07:00"), Days: []string{"mon", "tue", "wed", "thu", "fri"}}
 	lunch := &config.QuietHours{Timezone: "UTC", Start: hm("12:00"), End: hm("13:00")}
+	// Every night, in a zone with daylight saving time: the window follows
+	// the local clock, so its end moves by an hour in UTC across a change.
+	nightly := &config.QuietHours{Timezone: "Europe/Berlin", Start: hm("22:00"), End: hm("07:00")}
 	cases := []struct {
 		q    *config.QuietHours
 		at   string
@@ -262,6 +265,13 @@ func TestQuietHours(t *testing.T) {
 		{night, "2026-12-05T23:00:00+01:00", false}, // Saturday night: not a quiet day
 		{night, "2026-12-05T02:00:00+01:00", true},  // Saturday 02:00 belongs to Friday's window
 		{night, "2026-12-07T02:00:00+01:00", false}, // Monday 02:00 belongs to Sunday's window
+		{nightly, "2026-03-28T05:59:00Z", true},     // 06:59 CET, the day before clocks go forward
+		{nightly, "2026-03-29T04:59:00Z", true},     // 06:59 CEST, the night they went forward
+		{nightly, "2026-03-29T05:00:00Z", false},    // 07:00 CEST
+		{nightly, "2026-10-24T05:30:00Z", false},    // 07:30 CEST
+		{nightly, "2026-10-25T05:30:00Z", true},     // 06:30 CET, the night they went back
+		{nightly, "2026-10-25T06:00:00Z", false},    // 07:00 CET
+		{nightly, "2026-10-24T20:30:00Z", true},     // 22:30 CEST
 		{lunch, "2026-12-05T12:30:00Z", true},
 		{lunch, "2026-12-05T13:00:00Z", false},
 		{nil, "2026-12-05T12:30:00Z", false},
