@@ -245,7 +245,11 @@ func (d *daemon) standby(ctx context.Context) {
 		d.failed(err)
 		return
 	}
-	if st, err := d.cycle.Store.Peek(ctx); err == nil {
+	// The gauges are the ledger's; a read that fails leaves them as they
+	// were and says so, without failing the scan the readiness is about.
+	if st, err := d.cycle.Store.Peek(ctx); err != nil {
+		d.log.Warn("standby: episode gauges not updated", zap.Error(fmt.Errorf("read the ledger: %w", err)))
+	} else {
 		d.cycle.observeStandby(st)
 	}
 	d.succeeded(rep)

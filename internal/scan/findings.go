@@ -213,9 +213,14 @@ func storable(s string) string {
 	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 }
 
+// storablePtr is storable for an optional id, sharing the pointer when
+// nothing changes (nearly always).
 func storablePtr(s *string) *string {
 	if s == nil {
 		return nil
 	}
-	return ptr(storable(*s))
+	if v := storable(*s); v != *s {
+		return &v
+	}
+	return s
 }
