@@ -179,6 +179,38 @@ func TestQuietHoursDeferResolves(t *testing.T) {
 	}
 }
 
+// TestDeletedFirstMessage: someone deleted the episode's first message in
+// Slack; when the episode clears, its edit finds no message. That is not a
+// failure to page anyone for (the failed-actions alert): the resolve is
+// superseded, and nothing is posted in its place.
+func TestDeletedFirstMessage(t *testing.T) {
+	c, srv, m, db := testCycleDB(t, oneStall().DS, nil)
+	ctx := context.Background()
+	if _, err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first := srv.Messages()
+	if len(first) != 1 || !srv.Delete(first[0].Channel, first[0].TS) {
+		t.Fatalf("first message %+v", first)
+	}
+	if _, err := db.DB().Exec(`UPDATE task_session_turns SET completed_at = ? WHERE id = 'turn-1'`, kandevtest.TS(time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Plan.Resolve) != 1 || res.Counts["superseded"] != 1 || res.Counts["failed"] != 0 {
+		t.Fatalf("resolve %v outcomes %v", res.Plan.Resolve, res.Counts)
+	}
+	if got := testutil.ToFloat64(m.Actions.WithLabelValues(ledger.KindSlackUpdate, "failed")); got != 0 {
+		t.Fatalf("failed resolves %v", got)
+	}
+	if n := srv.Calls("chat.update"); n != 1 || len(srv.Messages()) != 0 {
+		t.Fatalf("chat.update calls %d, messages %+v", n, srv.Messages())
+	}
+}
+
 // TestPerCycleBudget: slack.max_messages_per_cycle caps posts per channel
 // per cycle; the rest wait, counted, for the next cycle.
 func TestPerCycleBudget(t *testing.T) {

@@ -205,6 +205,11 @@ func (c *Cycle) send(ctx context.Context, run *deliveryRun, a ledger.Action, e l
 			if err = c.Slack.Update(ctx, parent.ResultChannel, parent.ResultTS, m); err == nil {
 				return ledger.Outcome{State: ledger.StateDelivered, ResultChannel: parent.ResultChannel, ResultTS: parent.ResultTS}
 			}
+			if notify.Classify(err).Gone {
+				// Someone deleted the first message: there is nothing to mark
+				// cleared, and no one to page about it.
+				return ledger.Outcome{State: ledger.StateSuperseded, Error: "the first message is no longer in Slack (deleted there); nothing to edit"}
+			}
 		} else {
 			var ts string
 			if ts, err = c.Slack.Post(ctx, a.Channel, parent.ResultTS, a.Key, m); err == nil {

@@ -22,14 +22,22 @@ type Verdict struct {
 	Uncertain bool
 	// RateLimited: Slack said 429; the channel closes for After.
 	RateLimited bool
+	// Gone: the message an edit was for no longer exists (someone deleted
+	// it in Slack). There is nothing left to act on, so it is neither
+	// retried nor a failure anyone should be paged for.
+	Gone bool
 	// Code is Slack's error code or the HTTP status, for logs and metrics.
 	Code string
 }
 
-// retryableSlackCodes are Slack's ok:false codes that mean "try again"
+// retryableSlackCode reports Slack's ok:false codes that mean "try again"
 // (DESIGN §7); every other ok:false code is a permanent failure.
-var retryableSlackCodes = map[string]bool{
-	"ratelimited": true, "internal_error": true, "fatal_error": true, "service_unavailable": true, "request_timeout": true,
+func retryableSlackCode(code string) bool {
+	switch code {
+	case "ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout":
+		return true
+	}
+	return false
 }
 
 // Classify applies the status-code rules, written once, to an error from
@@ -58,7 +66,8 @@ func Classify(err error) Verdict {
 			return Verdict{Retry: true, RateLimited: true, After: time.Second, Code: se.Err}
 		}
 		// internal_error and friends may follow a partial success.
-		return Verdict{Retry: retryableSlackCodes[se.Err], Uncertain: retryableSlackCodes[se.Err], Code: se.Err}
+		retry := retryableSlackCode(se.Err)
+		return Verdict{Retry: retry, Uncertain: retry, Gone: se.Err == "message_not_found", Code: se.Err}
 	case errors.As(err, &ke):
 		return Verdict{Retry: ke.Retryable(), Code: ke.Code}
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne):

@@ -111,6 +111,20 @@ func (s *Server) Messages() []Message {
 	return out
 }
 
+// Delete removes a message as a person deleting it in Slack's client
+// would: later edits of it answer message_not_found.
+func (s *Server) Delete(channel, ts string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, m := range s.messages {
+		if m.Channel == channel && m.TS == ts {
+			s.messages = append(s.messages[:i], s.messages[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
 // Calls is how often a method was called.
 func (s *Server) Calls(method string) int {
 	s.mu.Lock()
