@@ -252,37 +252,40 @@ func (p *parser) str() (string, bool) {
 			p.i++
 			continue
 		}
-		if p.i+1 >= len(p.s) {
-			return "", false
-		}
-		e := p.s[p.i+1]
-		p.i += 2
-		switch e {
-		case '"', '\\', '/':
-			b.WriteByte(e)
-		case 'b':
-			b.WriteByte('\b')
-		case 'f':
-			b.WriteByte('\f')
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 't':
-			b.WriteByte('\t')
-		case 'u':
-			r, ok := p.hex4()
-			if !ok {
-				return "", false
-			}
-			if !p.unicodeEscape(&b, r) {
-				return "", false
-			}
-		default:
+		if !p.escape(&b) {
 			return "", false
 		}
 	}
 	return "", false
+}
+
+// escape decodes the backslash escape at p.i into b.
+func (p *parser) escape(b *strings.Builder) bool {
+	if p.i+1 >= len(p.s) {
+		return false
+	}
+	e := p.s[p.i+1]
+	p.i += 2
+	switch e {
+	case '"', '\\', '/':
+		b.WriteByte(e)
+	case 'b':
+		b.WriteByte('\b')
+	case 'f':
+		b.WriteByte('\f')
+	case 'n':
+		b.WriteByte('\n')
+	case 'r':
+		b.WriteByte('\r')
+	case 't':
+		b.WriteByte('\t')
+	case 'u':
+		r, ok := p.hex4()
+		return ok && p.unicodeEscape(b, r)
+	default:
+		return false
+	}
+	return true
 }
 
 // unicodeEscape writes the rune of a \u escape whose four hex digits were

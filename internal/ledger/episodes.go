@@ -160,61 +160,71 @@ func closeRows(rows *sql.Rows) error {
 	return err
 }
 
+// apply writes a plan inside the transaction that decided it, so that an
+// action row exists before anything is delivered for it (seed 002).
 func (s *Store) apply(ctx context.Context, tx *sql.Tx, p Plan) (Applied, error) {
-	var out Applied
-	exec := func(what, q string, args ...any) (int64, error) {
-		res, err := tx.ExecContext(ctx, s.q(q), args...)
-		if err != nil {
-			return 0, s.wrap(what, err)
+	exec := func(what, q string, args ...any) error {
+		if _, err := tx.ExecContext(ctx, s.q(q), args...); err != nil {
+			return s.wrap(what, err)
 		}
-		return res.RowsAffected()
+		return nil
 	}
 	for _, e := range p.Open {
-		if _, err := exec("open episode", `INSERT INTO episodes (`+episodeCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		if err := exec("open episode", `INSERT INTO episodes (`+episodeCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			e.ID, e.Identity, e.Kind, e.SessionID, e.TaskID, e.WorkspaceID, e.TurnID, e.PendingID, e.TaskTitle,
 			us(e.Since), us(e.OpenedAt), us(e.LastSeen), nil, nil, "", e.KindChanges, e.Finding); err != nil {
-			return out, err
+			return Applied{}, err
 		}
 	}
 	if err := s.refresh(ctx, tx, p.Refresh); err != nil {
-		return out, err
+		return Applied{}, err
 	}
 	for _, m := range p.Missing {
-		if _, err := exec("mark episode missing", `UPDATE episodes SET missing_since_us = ? WHERE id = ? AND resolved_us IS NULL AND missing_since_us IS NULL`,
+		if err := exec("mark episode missing", `UPDATE episodes SET missing_since_us = ? WHERE id = ? AND resolved_us IS NULL AND missing_since_us IS NULL`,
 			us(m.Since), m.ID); err != nil {
-			return out, err
+			return Applied{}, err
 		}
 	}
 	for _, r := range p.Resolve {
-		if _, err := exec("resolve episode", `UPDATE episodes SET resolved_us = ?, resolution = ? WHERE id = ? AND resolved_us IS NULL`,
+		if err := exec("resolve episode", `UPDATE episodes SET resolved_us = ?, resolution = ? WHERE id = ? AND resolved_us IS NULL`,
 			us(r.At), r.Reason, r.ID); err != nil {
-			return out, err
+			return Applied{}, err
 		}
 	}
 	for _, key := range p.Supersede {
-		if _, err := exec("supersede action", `UPDATE actions SET state = 'superseded', updated_us = ? WHERE key = ? AND state = 'pending'`,
+		if err := exec("supersede action", `UPDATE actions SET state = 'superseded', updated_us = ? WHERE key = ? AND state = 'pending'`,
 			us(p.Now), key); err != nil {
-			return out, err
+			return Applied{}, err
 		}
 	}
 	for _, key := range p.Requeue {
 		// uncertain: the next attempt looks for it in Slack first, since an
 		// earlier attempt of it may have landed before it failed.
-		if _, err := exec("requeue action", `UPDATE actions SET state = 'pending', uncertain = 1, next_attempt_us = ?, updated_us = ?
+		if err := exec("requeue action", `UPDATE actions SET state = 'pending', uncertain = 1, next_attempt_us = ?, updated_us = ?
 		  WHERE key = ? AND state = 'failed'`,
 			us(p.Now), us(p.Now), key); err != nil {
-			return out, err
+			return Applied{}, err
 		}
 	}
-	for _, a := range p.Actions {
-		n, err := exec("save action", `INSERT INTO actions (key, episode_id, seq, step, repeat_no, action, channel, mention, parent_key, digest, body, state,
-		  created_us, updated_us, next_attempt_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?) ON CONFLICT (key) DO NOTHING`,
+	return s.saveActions(ctx, tx, p.Actions)
+}
+
+// saveActions inserts each decided action before any delivery. A key
+// already stored is the same step decided again: nothing new, or a
+// conflict when its digest differs.
+func (s *Store) saveActions(ctx context.Context, tx *sql.Tx, actions []Action) (Applied, error) {
+	var out Applied
+	for _, a := range actions {
+		res, err := tx.ExecContext(ctx, s.q(`INSERT INTO actions (key, episode_id, seq, step, repeat_no, action, channel, mention, parent_key, digest, body, state,
+		  created_us, updated_us, next_attempt_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?) ON CONFLICT (key) DO NOTHING`),
 			a.Key, a.EpisodeID, a.Seq, a.Step, a.Repeat, a.Kind, a.Channel, a.Mention, a.ParentKey, a.Digest, a.Body,
 			us(a.CreatedAt), us(a.CreatedAt), us(a.NextAttempt))
 		if err != nil {
-			return out, err
+			return out, s.wrap("save action", err)
 		}
-		if n == 1 {
+		if n, err := res.RowsAffected(); err != nil {
+			return out, s.wrap("save action", err)
+		} else if n == 1 {
 			out.Inserted++
 			continue
 		}

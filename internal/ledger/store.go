@@ -70,50 +70,19 @@ func open(ctx context.Context, url string, mustExist bool) (*Store, error) {
 	var opts []goose.ProviderOption
 	switch target.Kind {
 	case dburl.SQLite:
-		if mustExist {
-			if _, err := os.Stat(target.Path); errors.Is(err, fs.ErrNotExist) {
-				return nil, fmt.Errorf("ledger %s: %w", s.name, ErrNoLedger)
-			}
-		}
-		if dir := filepath.Dir(target.Path); dir != "" {
-			if err := os.MkdirAll(dir, 0o750); err != nil {
-				return nil, fmt.Errorf("ledger %s: %w", s.name, err)
-			}
-		}
-		// The file lock covers the whole start, not only goose's migrations:
-		// the first connections switch a fresh file to WAL, and SQLite may
-		// answer SQLITE_BUSY to a concurrent one without waiting.
-		unlock, err := lockFile(ctx, target.Path+".migrate-lock")
-		if err != nil {
-			return nil, fmt.Errorf("ledger %s: lock for start: %w", s.name, err)
-		}
-		defer unlock()
-		// _txlock=immediate: every transaction takes the write lock at BEGIN,
-		// so concurrent deciders queue on the busy timeout instead of failing
-		// on a lock upgrade.
-		dsn := fmt.Sprintf("file:%s?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)",
-			dburl.EscapeSQLitePath(target.Path))
-		if s.db, err = sql.Open("sqlite", dsn); err != nil {
-			return nil, fmt.Errorf("ledger %s: %w", s.name, err)
-		}
-		dialect = goose.DialectSQLite3
-	case dburl.Postgres:
-		s.pg = true
-		cfg, err := pgx.ParseConfig(target.DSN)
-		if err != nil {
-			return nil, fmt.Errorf("ledger %s: %w", s.name, dburl.RedactError(err, target.DSN))
-		}
-		if cfg.RuntimeParams == nil {
-			cfg.RuntimeParams = map[string]string{}
-		}
-		cfg.RuntimeParams["search_path"] = pgSchema
-		cfg.RuntimeParams["application_name"] = "watchdogd-ledger"
-		s.db = stdlib.OpenDB(*cfg)
-		dialect = goose.DialectPostgres
-		locker, err := lock.NewPostgresSessionLocker()
+		unlock, err := s.openSQLite(ctx, target.Path, mustExist)
 		if err != nil {
 			return nil, err
 		}
+		// The file lock covers the whole start, migrations included.
+		defer unlock()
+		dialect = goose.DialectSQLite3
+	case dburl.Postgres:
+		locker, err := s.openPostgres(target.DSN)
+		if err != nil {
+			return nil, err
+		}
+		dialect = goose.DialectPostgres
 		opts = append(opts, goose.WithSessionLocker(locker))
 	}
 	s.db.SetMaxOpenConns(4)
@@ -128,6 +97,59 @@ func open(ctx context.Context, url string, mustExist bool) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// openSQLite opens the ledger file with the lock that serializes starts
+// held; the caller releases it once migrations are done.
+func (s *Store) openSQLite(ctx context.Context, path string, mustExist bool) (unlock func(), err error) {
+	if mustExist {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("ledger %s: %w", s.name, ErrNoLedger)
+		}
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return nil, fmt.Errorf("ledger %s: %w", s.name, err)
+		}
+	}
+	// The file lock covers the whole start, not only goose's migrations:
+	// the first connections switch a fresh file to WAL, and SQLite may
+	// answer SQLITE_BUSY to a concurrent one without waiting.
+	unlock, err = lockFile(ctx, path+".migrate-lock")
+	if err != nil {
+		return nil, fmt.Errorf("ledger %s: lock for start: %w", s.name, err)
+	}
+	// _txlock=immediate: every transaction takes the write lock at BEGIN,
+	// so concurrent deciders queue on the busy timeout instead of failing
+	// on a lock upgrade.
+	dsn := fmt.Sprintf("file:%s?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)",
+		dburl.EscapeSQLitePath(path))
+	if s.db, err = sql.Open("sqlite", dsn); err != nil {
+		unlock()
+		return nil, fmt.Errorf("ledger %s: %w", s.name, err)
+	}
+	return unlock, nil
+}
+
+// openPostgres opens the ledger's pool in its own schema and returns the
+// advisory-lock locker that serializes migrations across replicas.
+func (s *Store) openPostgres(dsn string) (lock.SessionLocker, error) {
+	s.pg = true
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("ledger %s: %w", s.name, dburl.RedactError(err, dsn))
+	}
+	if cfg.RuntimeParams == nil {
+		cfg.RuntimeParams = map[string]string{}
+	}
+	cfg.RuntimeParams["search_path"] = pgSchema
+	cfg.RuntimeParams["application_name"] = "watchdogd-ledger"
+	locker, err := lock.NewPostgresSessionLocker()
+	if err != nil {
+		return nil, fmt.Errorf("ledger %s: migration lock: %w", s.name, err)
+	}
+	s.db = stdlib.OpenDB(*cfg)
+	return locker, nil
 }
 
 // schemaExists fails with ErrNoLedger when the ledger's schema is missing.
