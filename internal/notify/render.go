@@ -16,12 +16,20 @@ import (
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
 
-// Block Kit limits: a section's text, a header's, a message's blocks, and
-// the fallback text watchdogd allows itself. Truncating to them means a huge
-// question is never a rejected — lost — message.
+// Block Kit limits: a section's text, a message's blocks, the text of all
+// its blocks together, and the fallback text watchdogd allows itself.
+// Truncating to them means a huge question is never a rejected — lost —
+// message.
+//
+// Slack rejects a message whose blocks hold too much text in total
+// (msg_blocks_too_long) at a limit it does not document: its users saw
+// rejections from about 11,300 characters (slackapi/bolt-js#2509, #2867).
+// maxMessageText keeps well under that, with room for the line a resolve
+// adds on top.
 const (
 	maxSectionText = 3000
 	maxBlocks      = 50
+	maxMessageText = 8000
 	maxFallback    = 3000
 )
 
@@ -80,15 +88,15 @@ func Render(f scan.Finding, o RenderOptions) Message {
 	if body != "" {
 		first += "\n" + body
 	}
-	blocks := []slack.Block{section(mrkdwn(first))}
+	head1 := mrkdwn(first)
+	context := mrkdwn(fmt.Sprintf("session `%s` · workspace `%s` · %s · watchdogd",
+		escapeCode(f.SessionID), escapeCode(f.WorkspaceID), KindWords(f.Kind)))
+	blocks := []slack.Block{section(head1)}
 	if !o.Reply {
-		blocks = append(blocks, evidence(f)...)
+		budget := maxMessageText - utf8.RuneCountInString(head1.Text) - utf8.RuneCountInString(context.Text)
+		blocks = append(blocks, evidence(f, budget)...)
 	}
-	blocks = append(blocks, slack.NewContextBlock("", mrkdwn(fmt.Sprintf("session `%s` · workspace `%s` · %s · watchdogd",
-		escapeCode(f.SessionID), escapeCode(f.WorkspaceID), KindWords(f.Kind)))))
-	if len(blocks) > maxBlocks {
-		blocks = append(blocks[:maxBlocks-1], section(plain("… more not shown; open the task in kandev.")))
-	}
+	blocks = append(blocks, slack.NewContextBlock("", context))
 	text := fmt.Sprintf("%s %s %s", o.Mention, head, escapeText(f.TaskTitle))
 	return Message{Text: clip(strings.TrimSpace(text), maxFallback), Blocks: slack.Blocks{BlockSet: blocks}}
 }
@@ -156,18 +164,17 @@ func kindChangeText(f scan.Finding) (string, string) {
 }
 
 // evidence is the plain_text part of a first post: questions and options,
-// or the permission asked for.
-func evidence(f scan.Finding) []slack.Block {
+// or the permission asked for. It stays within budget characters and
+// maxBlocks-2 blocks (the headline and the context line take the other
+// two); what does not fit is replaced by a visible notice.
+func evidence(f scan.Finding, budget int) []slack.Block {
 	d := f.Detail
 	if d == nil {
 		return nil
 	}
-	var out []slack.Block
-	for i, q := range d.Questions {
-		if len(out) >= maxBlocks-4 {
-			out = append(out, section(plain(fmt.Sprintf("… and %d more questions.", len(d.Questions)-i))))
-			break
-		}
+	var texts []string
+	questions := 0 // the questions whose text is in texts
+	for _, q := range d.Questions {
 		text := q.Title
 		if q.Prompt != "" && q.Prompt != q.Title {
 			text = strings.TrimSpace(text + "\n" + q.Prompt)
@@ -175,7 +182,7 @@ func evidence(f scan.Finding) []slack.Block {
 		if text == "" {
 			text = "(question " + q.ID + ")"
 		}
-		out = append(out, section(plain(text)))
+		texts = append(texts, text)
 		if len(q.Options) > 0 {
 			var b strings.Builder
 			for _, o := range q.Options {
@@ -185,16 +192,94 @@ func evidence(f scan.Finding) []slack.Block {
 				}
 				b.WriteString("\n")
 			}
-			out = append(out, section(plain(strings.TrimSpace(b.String()))))
+			texts = append(texts, strings.TrimSpace(b.String()))
+		}
+		questions++
+		if len(texts) > maxBlocks {
+			break // more than could ever be shown
 		}
 	}
 	if d.Detached {
-		out = append(out, section(plain("The agent disconnected after asking; the question can still be answered.")))
+		texts = append(texts, "The agent disconnected after asking; the question can still be answered.")
 	}
 	if d.Permission != "" {
-		out = append(out, section(plain(d.Permission)))
+		texts = append(texts, d.Permission)
+	}
+	return fit(texts, budget, maxBlocks-2, len(d.Questions)-questions)
+}
+
+// fit turns texts into plain_text sections, at most blocks of them with at
+// most budget characters in all, clipping the first one that fits only in
+// part. When anything is left out (untold counts questions that were never
+// among texts), the last section says so.
+func fit(texts []string, budget, blocks, untold int) []slack.Block {
+	const notice = "… more not shown; open the task in kandev."
+	const least = 200 // a clipped section shorter than this is not worth showing
+	var out []slack.Block
+	left := budget - utf8.RuneCountInString(notice) // the notice always fits
+	for i, t := range texts {
+		more := i+1 < len(texts) || untold > 0
+		n := min(utf8.RuneCountInString(t), maxSectionText)
+		switch {
+		case len(out) == blocks-1 && more, n > left && left < least:
+			return append(out, section(plain(notice)))
+		case n > left:
+			out = append(out, section(plain(clip(t, left))))
+			if more {
+				out = append(out, section(plain(notice)))
+			}
+			return out
+		}
+		out = append(out, section(plain(t)))
+		left -= n
+	}
+	if untold > 0 {
+		out = append(out, section(plain(notice)))
 	}
 	return out
+}
+
+// WithinLimits is the last guard before Slack. A body is frozen in the
+// ledger when its action is decided, so one rendered by an older watchdogd,
+// or a resolve's line on top of a full message, may hold more text than
+// Slack takes; it is cut here, with the notice, rather than refused for
+// good. A message within maxMessageText plus a resolve line is unchanged.
+func WithinLimits(m Message) Message {
+	const hard = maxMessageText + 500
+	blocks := m.Blocks.BlockSet
+	total := 0
+	for i, b := range blocks {
+		n := blockText(b)
+		if i < maxBlocks && total+n <= hard {
+			total += n
+			continue
+		}
+		kept := append([]slack.Block(nil), blocks[:min(i, maxBlocks-1)]...)
+		return Message{Text: m.Text, Blocks: slack.Blocks{BlockSet: append(kept, section(plain("… more not shown; open the task in kandev.")))}}
+	}
+	return m
+}
+
+// blockText counts the characters of the text objects in the blocks
+// watchdogd renders (sections and context lines).
+func blockText(b slack.Block) int {
+	n := 0
+	switch v := b.(type) {
+	case *slack.SectionBlock:
+		if v.Text != nil {
+			n += utf8.RuneCountInString(v.Text.Text)
+		}
+		for _, f := range v.Fields {
+			n += utf8.RuneCountInString(f.Text)
+		}
+	case *slack.ContextBlock:
+		for _, e := range v.ContextElements.Elements {
+			if t, ok := e.(*slack.TextBlockObject); ok {
+				n += utf8.RuneCountInString(t.Text)
+			}
+		}
+	}
+	return n
 }
 
 func section(t *slack.TextBlockObject) slack.Block { return slack.NewSectionBlock(t, nil, nil) }

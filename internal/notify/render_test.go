@@ -3,9 +3,12 @@ package notify
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/slack-go/slack"
 
 	"github.com/watchdogd/watchdogd/internal/scan"
 	"github.com/watchdogd/watchdogd/internal/slacktest"
@@ -90,8 +93,62 @@ func TestHugeQuestionIsDelivered(t *testing.T) {
 	if len(got.Blocks) == 0 || got.Metadata == nil || got.Metadata.EventPayload["key"] != "key-1" {
 		t.Fatalf("stored message %+v", got)
 	}
-	if !strings.Contains(PlainText(m), "…") {
+	if !strings.Contains(PlainText(m), "more not shown") {
 		t.Error("truncation is not visible")
+	}
+	// The resolve edit adds a line on top of all that, and is accepted too.
+	if err := s.Update(context.Background(), "C1", got.TS, RenderResolved(m, "answered", time.Hour)); err != nil {
+		t.Fatalf("Slack rejected the resolve: %v", err)
+	}
+}
+
+// TestFit: evidence sections stay within the text budget and the block
+// count, and whatever is left out is announced.
+func TestFit(t *testing.T) {
+	long := strings.Repeat("x", 5000)
+	notice := "… more not shown; open the task in kandev."
+	cases := []struct {
+		name          string
+		texts         []string
+		budget, limit int
+		untold        int
+		want          []int // runes per section; -1 marks the notice
+	}{
+		// Everything fits: no notice.
+		{"fits", []string{"ab", "cde"}, 1000, 10, 0, []int{2, 3}},
+		// A section is clipped to Slack's 3,000 characters, not dropped.
+		{"one long section", []string{long}, 8000, 10, 0, []int{3000}},
+		// The budget runs out in the second text: it is clipped to what is
+		// left (after room for the notice), and the notice follows.
+		{"budget clips", []string{long, long, "z"}, 4000 + len([]rune(notice)), 10, 0, []int{3000, 1000, -1}},
+		// What is left is too little to be worth a clipped section.
+		{"budget nearly spent", []string{long, long}, 3100 + len([]rune(notice)), 10, 0, []int{3000, -1}},
+		// The block limit: the last slot is the notice when more follows…
+		{"block limit", []string{"a", "b", "c", "d"}, 1000, 3, 0, []int{1, 1, -1}},
+		// …and the last text when nothing does.
+		{"block limit exact", []string{"a", "b", "c"}, 1000, 3, 0, []int{1, 1, 1}},
+		// Questions that were never rendered are announced.
+		{"untold questions", []string{"a"}, 1000, 10, 5, []int{1, -1}},
+	}
+	for _, c := range cases {
+		got := fit(c.texts, c.budget, c.limit, c.untold)
+		var sizes []int
+		total := 0
+		for _, b := range got {
+			text := b.(*slack.SectionBlock).Text.Text
+			total += len([]rune(text))
+			if text == notice {
+				sizes = append(sizes, -1)
+				continue
+			}
+			sizes = append(sizes, len([]rune(text)))
+		}
+		if fmt.Sprint(sizes) != fmt.Sprint(c.want) {
+			t.Errorf("%s: sections %v, want %v", c.name, sizes, c.want)
+		}
+		if total > c.budget || len(got) > c.limit {
+			t.Errorf("%s: %d characters in %d blocks, over %d / %d", c.name, total, len(got), c.budget, c.limit)
+		}
 	}
 }
 
@@ -111,5 +168,33 @@ func TestMinutes(t *testing.T) {
 		if got := Minutes(d); got != want {
 			t.Errorf("Minutes(%v) = %q, want %q", d, got, want)
 		}
+	}
+}
+
+// TestWithinLimits: a body frozen in the ledger by an older renderer, with
+// more text than Slack takes, is cut at the edge and accepted rather than
+// refused for good; a body within the limits goes out unchanged.
+func TestWithinLimits(t *testing.T) {
+	srv := slacktest.New("xoxb-test")
+	defer srv.Close()
+	blocks := []slack.Block{section(mrkdwn("headline"))}
+	for i := 0; i < 10; i++ {
+		blocks = append(blocks, section(plain(strings.Repeat("q", 3000))))
+	}
+	old := Message{Text: "headline", Blocks: slack.Blocks{BlockSet: blocks}}
+	s := NewSlack("xoxb-test", srv.APIURL(), 5*time.Second)
+	if _, err := s.Post(context.Background(), "C1", "", "key-old", old); err != nil {
+		t.Fatalf("Slack rejected an old body: %v", err)
+	}
+	if got := srv.Messages()[0]; len(got.Blocks) != 4 || !strings.Contains(PlainText(WithinLimits(old)), "more not shown") {
+		t.Fatalf("cut to %d blocks", len(got.Blocks))
+	}
+	m := Render(question("Fix login", strings.Repeat("long prompt ", 1700), 30), RenderOptions{})
+	if a, b := m.Encode(), WithinLimits(m).Encode(); a != b {
+		t.Fatal("a rendered message was changed at the edge")
+	}
+	r := RenderResolved(m, "answered", time.Hour)
+	if a, b := r.Encode(), WithinLimits(r).Encode(); a != b {
+		t.Fatal("a resolve of a rendered message was changed at the edge")
 	}
 }

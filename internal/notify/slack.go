@@ -52,6 +52,7 @@ func (s *Slack) pace(ctx context.Context, channel string) error {
 // Post sends a message (a thread reply when threadTS is set) carrying the
 // action key in its metadata, and returns its ts.
 func (s *Slack) Post(ctx context.Context, channel, threadTS, key string, m Message) (string, error) {
+	m = WithinLimits(m)
 	opts := []slack.MsgOption{
 		slack.MsgOptionText(m.Text, false),
 		slack.MsgOptionBlocks(m.Blocks.BlockSet...),
@@ -73,6 +74,7 @@ func (s *Slack) Post(ctx context.Context, channel, threadTS, key string, m Messa
 
 // Update edits a message in place (a resolve).
 func (s *Slack) Update(ctx context.Context, channel, ts string, m Message) error {
+	m = WithinLimits(m)
 	if err := s.pace(ctx, channel); err != nil {
 		return err
 	}
