@@ -33,6 +33,9 @@ const (
 	maxFallback    = 3000
 )
 
+// moreNotShown ends a message that was cut to fit.
+const moreNotShown = "… more not shown; open the task in kandev."
+
 // Message is a rendered Slack message, frozen in the ledger as JSON.
 type Message struct {
 	Text   string       `json:"text"`
@@ -89,14 +92,14 @@ func Render(f scan.Finding, o RenderOptions) Message {
 		first += "\n" + body
 	}
 	head1 := mrkdwn(first)
-	context := mrkdwn(fmt.Sprintf("session `%s` · workspace `%s` · %s · watchdogd",
+	footer := mrkdwn(fmt.Sprintf("session `%s` · workspace `%s` · %s · watchdogd",
 		escapeCode(f.SessionID), escapeCode(f.WorkspaceID), KindWords(f.Kind)))
 	blocks := []slack.Block{section(head1)}
 	if !o.Reply {
-		budget := maxMessageText - utf8.RuneCountInString(head1.Text) - utf8.RuneCountInString(context.Text)
+		budget := maxMessageText - utf8.RuneCountInString(head1.Text) - utf8.RuneCountInString(footer.Text)
 		blocks = append(blocks, evidence(f, budget)...)
 	}
-	blocks = append(blocks, slack.NewContextBlock("", context))
+	blocks = append(blocks, slack.NewContextBlock("", footer))
 	text := fmt.Sprintf("%s %s %s", o.Mention, head, escapeText(f.TaskTitle))
 	return Message{Text: clip(strings.TrimSpace(text), maxFallback), Blocks: slack.Blocks{BlockSet: blocks}}
 }
@@ -213,7 +216,7 @@ func evidence(f scan.Finding, budget int) []slack.Block {
 // part. When anything is left out (untold counts questions that were never
 // among texts), the last section says so.
 func fit(texts []string, budget, blocks, untold int) []slack.Block {
-	const notice = "… more not shown; open the task in kandev."
+	const notice = moreNotShown
 	const least = 200 // a clipped section shorter than this is not worth showing
 	var out []slack.Block
 	left := budget - utf8.RuneCountInString(notice) // the notice always fits
@@ -255,7 +258,7 @@ func WithinLimits(m Message) Message {
 			continue
 		}
 		kept := append([]slack.Block(nil), blocks[:min(i, maxBlocks-1)]...)
-		return Message{Text: m.Text, Blocks: slack.Blocks{BlockSet: append(kept, section(plain("… more not shown; open the task in kandev.")))}}
+		return Message{Text: m.Text, Blocks: slack.Blocks{BlockSet: append(kept, section(plain(moreNotShown)))}}
 	}
 	return m
 }

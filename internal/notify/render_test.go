@@ -106,7 +106,7 @@ func TestHugeQuestionIsDelivered(t *testing.T) {
 // count, and whatever is left out is announced.
 func TestFit(t *testing.T) {
 	long := strings.Repeat("x", 5000)
-	notice := "… more not shown; open the task in kandev."
+	notice := moreNotShown
 	cases := []struct {
 		name          string
 		texts         []string

@@ -23,6 +23,9 @@ func TestSlackErrorsClassify(t *testing.T) {
 		// ok:false with a permanent code: give up, keep the code.
 		{"invalid auth", slacktest.Fault{SlackError: "invalid_auth"}, Verdict{Code: "invalid_auth"}},
 		{"channel not found", slacktest.Fault{SlackError: "channel_not_found"}, Verdict{Code: "channel_not_found"}},
+		// The message an edit was for is gone (deleted in Slack): nothing
+		// to retry, nothing failed.
+		{"message not found", slacktest.Fault{SlackError: "message_not_found"}, Verdict{Gone: true, Code: "message_not_found"}},
 		// ok:false with a retryable code.
 		{"internal error", slacktest.Fault{SlackError: "internal_error"}, Verdict{Retry: true, Uncertain: true, Code: "internal_error"}},
 		{"ratelimited body", slacktest.Fault{SlackError: "ratelimited"}, Verdict{Retry: true, RateLimited: true, After: time.Second, Code: "ratelimited"}},
