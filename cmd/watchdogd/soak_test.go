@@ -80,7 +80,7 @@ policy:
 	time.Sleep(10 * time.Second) // warm up
 	rss0, g0 := d.metric(t, "process_resident_memory_bytes"), d.metric(t, "go_goroutines")
 	end := time.Now().Add(*soak)
-	var rssMax float64
+	rssMax := rss0
 	for time.Now().Before(end) {
 		for i := 0; i < sessions; i++ {
 			mutate(i)
@@ -91,6 +91,7 @@ policy:
 		time.Sleep(time.Second)
 	}
 	rss1, g1 := d.metric(t, "process_resident_memory_bytes"), d.metric(t, "go_goroutines")
+	rssMax = max(rssMax, rss1) // the maximum over every sample, the last included
 	// Every condition clears: turns end, questions are answered, sessions
 	// complete.
 	ts := kandevtest.TS(time.Now())
