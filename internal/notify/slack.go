@@ -2,6 +2,7 @@ package notify
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -59,17 +60,35 @@ func (s *Slack) Post(ctx context.Context, channel, threadTS, key string, m Messa
 		slack.MsgOptionMetadata(slack.SlackMetadata{EventType: EventType, EventPayload: map[string]any{"key": key}}),
 		slack.MsgOptionDisableLinkUnfurl(),
 	}
-	if threadTS != "" {
-		opts = append(opts, slack.MsgOptionTS(threadTS))
-	}
 	if err := s.pace(ctx, channel); err != nil {
 		return "", err
+	}
+	if threadTS != "" {
+		_, ts, err := s.client.PostMessageContext(ctx, channel, append(opts, slack.MsgOptionTS(threadTS))...)
+		if !threadGone(err) {
+			if err != nil {
+				return "", fmt.Errorf("chat.postMessage to %s in thread %s: %w", channel, threadTS, err)
+			}
+			return ts, nil
+		}
+		// Someone deleted the thread's first message; nothing was posted.
+		// The step still goes out, at the top of the channel.
+		if err := s.pace(ctx, channel); err != nil {
+			return "", err
+		}
 	}
 	_, ts, err := s.client.PostMessageContext(ctx, channel, opts...)
 	if err != nil {
 		return "", fmt.Errorf("chat.postMessage to %s: %w", channel, err)
 	}
 	return ts, nil
+}
+
+// threadGone reports Slack's answer for a thread whose first message was
+// deleted (with no replies left under it).
+func threadGone(err error) bool {
+	var se slack.SlackErrorResponse
+	return errors.As(err, &se) && se.Err == "thread_not_found"
 }
 
 // Update edits a message in place (a resolve).
@@ -94,6 +113,16 @@ func (s *Slack) Update(ctx context.Context, channel, ts string, m Message) error
 // found", so the action is posted again — a possible duplicate rather than
 // a page that is never sent.
 func (s *Slack) Find(ctx context.Context, channel, threadTS, key string, oldest time.Time) (string, bool, error) {
+	ts, found, err := s.find(ctx, channel, threadTS, key, oldest)
+	if threadTS != "" && threadGone(err) {
+		// The thread's first message was deleted: a reply sent since went
+		// to the top of the channel (Post), so look for it there.
+		return s.find(ctx, channel, "", key, oldest)
+	}
+	return ts, found, err
+}
+
+func (s *Slack) find(ctx context.Context, channel, threadTS, key string, oldest time.Time) (string, bool, error) {
 	since := strconv.FormatFloat(float64(oldest.Add(-time.Minute).UnixMicro())/1e6, 'f', 6, 64)
 	cursor := ""
 	for page := 0; page < 20; page++ {

@@ -87,3 +87,50 @@ func TestFindSettlesFromEvidence(t *testing.T) {
 		t.Fatalf("update %+v", m)
 	}
 }
+
+// TestDeletedThreadParent: someone deleted an episode's first message.
+// Without replies under it the thread is gone: a later step goes to the
+// top of the channel instead of failing, and an interrupted attempt of it
+// is found there. With replies the thread stays under a placeholder and
+// replies still go into it; only the edit of the first message is refused.
+func TestDeletedThreadParent(t *testing.T) {
+	srv := slacktest.New("xoxb-test")
+	defer srv.Close()
+	ctx := context.Background()
+	s := NewSlack("xoxb-test", srv.APIURL(), 5*time.Second)
+	start := time.Now()
+
+	lone, err := s.Post(ctx, "C1", "", "k-lone", Message{Text: "first"})
+	if err != nil || !srv.Delete("C1", lone) {
+		t.Fatalf("post and delete: %v", err)
+	}
+	reply, err := s.Post(ctx, "C1", lone, "k-step", Message{Text: "later step"})
+	if err != nil {
+		t.Fatalf("a step under a deleted first message was not sent: %v", err)
+	}
+	if got := srv.Messages(); len(got) != 1 || got[0].TS != reply || got[0].ThreadTS != "" {
+		t.Fatalf("messages %+v, want the step at the top of the channel", got)
+	}
+	if ts, found, err := s.Find(ctx, "C1", lone, "k-step", start); err != nil || !found || ts != reply {
+		t.Fatalf("Find in the deleted thread: %q %v %v", ts, found, err)
+	}
+
+	parent, err := s.Post(ctx, "C1", "", "k-parent", Message{Text: "first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Post(ctx, "C1", parent, "k-r1", Message{Text: "reply"}); err != nil {
+		t.Fatal(err)
+	}
+	srv.Delete("C1", parent)
+	r2, err := s.Post(ctx, "C1", parent, "k-r2", Message{Text: "reply"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ts, found, err := s.Find(ctx, "C1", parent, "k-r2", start); err != nil || !found || ts != r2 {
+		t.Fatalf("Find under a placeholder: %q %v %v", ts, found, err)
+	}
+	if got := Classify(s.Update(ctx, "C1", parent, Message{Text: "cleared"})); !got.Gone {
+		t.Fatalf("edit of a deleted first message: %+v", got)
+	}
+}

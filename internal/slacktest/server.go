@@ -31,6 +31,9 @@ type Message struct {
 	Metadata *Metadata
 	Edits    int
 	At       time.Time
+	// Deleted marks a thread's first message deleted in Slack: its replies
+	// stay, under a "This message was deleted." placeholder.
+	Deleted bool
 }
 
 // Metadata is Slack's message metadata.
@@ -111,16 +114,24 @@ func (s *Server) Messages() []Message {
 	return out
 }
 
-// Delete removes a message as a person deleting it in Slack's client
-// would: later edits of it answer message_not_found.
+// Delete deletes a message as a person would in Slack's client: a message
+// with replies becomes a placeholder that keeps its thread, any other is
+// gone. Either way, edits of it answer message_not_found.
 func (s *Server) Delete(channel, ts string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, m := range s.messages {
-		if m.Channel == channel && m.TS == ts {
-			s.messages = append(s.messages[:i], s.messages[i+1:]...)
-			return true
+		if m.Channel != channel || m.TS != ts {
+			continue
 		}
+		for _, r := range s.messages {
+			if r.Channel == channel && r.ThreadTS == ts {
+				m.Deleted, m.Text, m.Blocks, m.Metadata = true, "This message was deleted.", nil, nil
+				return true
+			}
+		}
+		s.messages = append(s.messages[:i], s.messages[i+1:]...)
+		return true
 	}
 	return false
 }
@@ -312,7 +323,7 @@ func (s *Server) update(r *http.Request) map[string]any {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := s.find(channel, ts)
-	if m == nil {
+	if m == nil || m.Deleted {
 		return map[string]any{"ok": false, "error": "message_not_found"}
 	}
 	m.Text, m.Blocks = r.Form.Get("text"), blocks
@@ -328,6 +339,9 @@ func (s *Server) history(r *http.Request, thread string) map[string]any {
 	withMeta := r.Form.Get("include_all_metadata") == "1"
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if thread != "" && s.find(channel, thread) == nil {
+		return map[string]any{"ok": false, "error": "thread_not_found"}
+	}
 	var out []map[string]any
 	for _, m := range s.messages {
 		if m.Channel != channel {
