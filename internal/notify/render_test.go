@@ -11,7 +11,6 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/watchdogd/watchdogd/internal/scan"
-	"github.com/watchdogd/watchdogd/internal/slacktest"
 )
 
 func strp(s string) *string { return &s }
@@ -74,8 +73,7 @@ func TestHostileTextIsInert(t *testing.T) {
 // TestHugeQuestionIsDelivered: 30 options and a 20,000-character prompt are
 // truncated to Block Kit's limits and accepted by a server enforcing them.
 func TestHugeQuestionIsDelivered(t *testing.T) {
-	srv := slacktest.New("xoxb-test")
-	defer srv.Close()
+	s, srv := testSlack(t)
 	f := question("Pick one", strings.Repeat("long prompt ", 1700), 30)
 	f.Detail.Questions = append(f.Detail.Questions, f.Detail.Questions[0], f.Detail.Questions[0])
 	for i := 0; i < 40; i++ {
@@ -85,7 +83,6 @@ func TestHugeQuestionIsDelivered(t *testing.T) {
 	if n := len(m.Blocks.BlockSet); n > maxBlocks {
 		t.Fatalf("%d blocks", n)
 	}
-	s := NewSlack("xoxb-test", srv.APIURL(), 5*time.Second)
 	if _, err := s.Post(context.Background(), "C1", "", "key-1", m); err != nil {
 		t.Fatalf("Slack rejected the message: %v", err)
 	}
@@ -175,14 +172,12 @@ func TestMinutes(t *testing.T) {
 // more text than Slack takes, is cut at the edge and accepted rather than
 // refused for good; a body within the limits goes out unchanged.
 func TestWithinLimits(t *testing.T) {
-	srv := slacktest.New("xoxb-test")
-	defer srv.Close()
+	s, srv := testSlack(t)
 	blocks := []slack.Block{section(mrkdwn("headline"))}
 	for i := 0; i < 10; i++ {
 		blocks = append(blocks, section(plain(strings.Repeat("q", 3000))))
 	}
 	old := Message{Text: "headline", Blocks: slack.Blocks{BlockSet: blocks}}
-	s := NewSlack("xoxb-test", srv.APIURL(), 5*time.Second)
 	if _, err := s.Post(context.Background(), "C1", "", "key-old", old); err != nil {
 		t.Fatalf("Slack rejected an old body: %v", err)
 	}

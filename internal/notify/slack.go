@@ -122,6 +122,8 @@ func (s *Slack) Find(ctx context.Context, channel, threadTS, key string, oldest 
 	return ts, found, err
 }
 
+// find searches one place: a thread's replies, or the channel's history
+// when threadTS is empty.
 func (s *Slack) find(ctx context.Context, channel, threadTS, key string, oldest time.Time) (string, bool, error) {
 	since := strconv.FormatFloat(float64(oldest.Add(-time.Minute).UnixMicro())/1e6, 'f', 6, 64)
 	cursor := ""

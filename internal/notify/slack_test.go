@@ -9,6 +9,13 @@ import (
 	"github.com/watchdogd/watchdogd/internal/slacktest"
 )
 
+// testSlack is a client of a Slack test server that closes with the test.
+func testSlack(t *testing.T) (*Slack, *slacktest.Server) {
+	srv := slacktest.New("xoxb-test")
+	t.Cleanup(srv.Close)
+	return NewSlack("xoxb-test", srv.APIURL(), 5*time.Second), srv
+}
+
 // TestSlackErrorsClassify: each Slack failure maps to the right verdict.
 func TestSlackErrorsClassify(t *testing.T) {
 	cases := []struct {
@@ -52,10 +59,8 @@ func TestSlackErrorsClassify(t *testing.T) {
 // TestFindSettlesFromEvidence: a post whose answer was lost is found by its
 // key in the channel history, and a thread reply in the thread's replies.
 func TestFindSettlesFromEvidence(t *testing.T) {
-	srv := slacktest.New("xoxb-test")
-	defer srv.Close()
+	s, srv := testSlack(t)
 	ctx := context.Background()
-	s := NewSlack("xoxb-test", srv.APIURL(), 5*time.Second)
 	start := time.Now()
 	parent, err := s.Post(ctx, "C1", "", "k-parent", Message{Text: "first"})
 	if err != nil {
@@ -94,10 +99,8 @@ func TestFindSettlesFromEvidence(t *testing.T) {
 // is found there. With replies the thread stays under a placeholder and
 // replies still go into it; only the edit of the first message is refused.
 func TestDeletedThreadParent(t *testing.T) {
-	srv := slacktest.New("xoxb-test")
-	defer srv.Close()
+	s, srv := testSlack(t)
 	ctx := context.Background()
-	s := NewSlack("xoxb-test", srv.APIURL(), 5*time.Second)
 	start := time.Now()
 
 	lone, err := s.Post(ctx, "C1", "", "k-lone", Message{Text: "first"})
