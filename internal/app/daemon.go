@@ -48,6 +48,10 @@ type daemon struct {
 	lease    *leaseKeeper
 	work     context.Context
 	lastErr  string
+	// src are the sources the cycle runs on, srcErr the last error
+	// reading them again (logged once).
+	src    sources
+	srcErr string
 
 	status status
 	sched  *cron.Cron
@@ -84,7 +88,11 @@ func runDaemon(ctx context.Context, opts Options) error {
 	if cfg.Slack == nil {
 		log.Warn("no slack: block in the config; Slack steps are written to the log instead")
 	}
-	if err := d.install(cfg); err != nil {
+	src, err := readSources(opts, cfg)
+	if err != nil {
+		return err
+	}
+	if err := d.install(cfg, src); err != nil {
 		return err
 	}
 	srv, err := d.serveHTTP(cfg)
@@ -128,20 +136,14 @@ func runDaemon(ctx context.Context, opts Options) error {
 	return d.shutdown(srv, cancelWork)
 }
 
-// install builds the cycle for a config (at start and on reload).
-func (d *daemon) install(cfg *config.Config) error {
-	dbURL, err := databaseURL(d.opts, cfg)
-	if err != nil {
-		return err
-	}
-	sURL, err := stateURL(cfg)
-	if err != nil {
-		return err
-	}
+// install builds the cycle for a config and its sources (at start, on
+// reload, and when a source file changed).
+func (d *daemon) install(cfg *config.Config, src sources) error {
 	c := &Cycle{Config: cfg, Log: d.log, Metrics: d.m, Now: time.Now, Holder: d.holder}
-	if err := c.connect(d.opts, cfg); err != nil {
+	if err := c.connect(cfg, src); err != nil {
 		return err
 	}
+	dbURL, sURL := src.database, src.state
 	ropts := kandev.Options{BusyTimeout: cfg.Database.BusyTimeout}
 	if d.reader == nil || d.reader.url != dbURL || d.reader.opts.BusyTimeout != ropts.BusyTimeout {
 		if d.reader != nil {
@@ -168,6 +170,7 @@ func (d *daemon) install(cfg *config.Config) error {
 	}
 	d.cycle = c
 	d.cfg.Store(cfg)
+	d.src = src
 	return nil
 }
 
@@ -218,6 +221,7 @@ func (d *daemon) tick() {
 	cfg := d.cfg.Load()
 	ctx, cancel := context.WithTimeout(d.work, cfg.CycleTimeout)
 	defer cancel()
+	d.refresh(cfg)
 	if err := d.ensureStore(ctx); err != nil {
 		d.failed(err)
 		return
@@ -304,11 +308,14 @@ func (d *daemon) reload() {
 		for _, key := range keepRestartOnly(d.cfg.Load(), cfg) {
 			d.log.Warn("config key changed; it takes effect at the next restart", zap.String("key", key))
 		}
-		d.mu.Lock() // after any in-flight cycle
-		if err = d.install(cfg); err == nil {
-			err = d.schedule(cfg.Schedule)
+		var src sources
+		if src, err = readSources(d.opts, cfg); err == nil {
+			d.mu.Lock() // after any in-flight cycle
+			if err = d.install(cfg, src); err == nil {
+				err = d.schedule(cfg.Schedule)
+			}
+			d.mu.Unlock()
 		}
-		d.mu.Unlock()
 	}
 	if err != nil {
 		d.m.ReloadSuccess.Set(0)

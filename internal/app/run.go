@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -34,67 +33,31 @@ func (d deps) Close() {
 	}
 }
 
-// secret reads a token: the environment variable wins over the file.
-func secret(getenv func(string) string, env, file string) (config.Secret, error) {
-	if v := getenv(env); v != "" {
-		return config.Secret(strings.TrimSpace(v)), nil
-	}
-	if file == "" {
-		return "", nil
-	}
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return "", fmt.Errorf("read secret file: %w", err)
-	}
-	return config.Secret(strings.TrimSpace(string(b))), nil
-}
-
-// stateURL resolves the ledger's URL: state.url_file, else state.url.
-func stateURL(cfg *config.Config) (string, error) {
-	if cfg.State.URLFile != "" {
-		b, err := os.ReadFile(cfg.State.URLFile)
-		if err != nil {
-			return "", fmt.Errorf("state.url_file: %w", err)
-		}
-		return strings.TrimSpace(string(b)), nil
-	}
-	return cfg.State.URL, nil
-}
-
 // newCycle connects everything a cycle needs.
 func newCycle(ctx context.Context, opts Options, cfg *config.Config, log *zap.Logger, m *Metrics) (*Cycle, deps, error) {
 	var d deps
-	dbURL, err := databaseURL(opts, cfg)
+	src, err := readSources(opts, cfg)
 	if err != nil {
 		return nil, d, err
 	}
-	if d.reader, err = kandev.Open(ctx, dbURL, kandev.Options{BusyTimeout: cfg.Database.BusyTimeout}); err != nil {
+	if d.reader, err = kandev.Open(ctx, src.database, kandev.Options{BusyTimeout: cfg.Database.BusyTimeout}); err != nil {
 		return nil, d, err
 	}
-	sURL, err := stateURL(cfg)
-	if err != nil {
-		d.Close()
-		return nil, d, err
-	}
-	if d.store, err = ledger.Open(ctx, sURL); err != nil {
+	if d.store, err = ledger.Open(ctx, src.state); err != nil {
 		d.Close()
 		return nil, d, err
 	}
 	c := &Cycle{Config: cfg, Reader: d.reader, Store: d.store, Log: log, Metrics: m, Now: opts.now, Holder: holder()}
-	if err := c.connect(opts, cfg); err != nil {
+	if err := c.connect(cfg, src); err != nil {
 		d.Close()
 		return nil, d, err
 	}
 	return c, d, nil
 }
 
-// connect builds the notifiers from the config's secrets.
-func (c *Cycle) connect(opts Options, cfg *config.Config) error {
-	kt, err := secret(opts.Getenv, "WATCHDOGD_KANDEV_TOKEN", cfg.Kandev.TokenFile)
-	if err != nil {
-		return fmt.Errorf("kandev.token_file: %w", err)
-	}
-	kc, err := kandev.NewClient(cfg.Kandev.BaseURL, kt, 15*time.Second)
+// connect builds the notifiers from the config and its secrets.
+func (c *Cycle) connect(cfg *config.Config, src sources) error {
+	kc, err := kandev.NewClient(cfg.Kandev.BaseURL, src.kandev, 15*time.Second)
 	if err != nil {
 		return err
 	}
@@ -103,14 +66,10 @@ func (c *Cycle) connect(opts Options, cfg *config.Config) error {
 		c.Slack, c.Finder = nil, nil
 		return nil
 	}
-	st, err := secret(opts.Getenv, "WATCHDOGD_SLACK_TOKEN", cfg.Slack.TokenFile)
-	if err != nil {
-		return fmt.Errorf("slack.token_file: %w", err)
-	}
-	if st == "" {
+	if src.slack == "" {
 		return fmt.Errorf("slack: no bot token (slack.token_file is empty and WATCHDOGD_SLACK_TOKEN is unset)")
 	}
-	s := notify.NewSlack(st, cfg.Slack.APIURL, cfg.Slack.Timeout)
+	s := notify.NewSlack(src.slack, cfg.Slack.APIURL, cfg.Slack.Timeout)
 	c.Slack, c.Finder = s, s
 	return nil
 }

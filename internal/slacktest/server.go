@@ -60,9 +60,9 @@ type Fault struct {
 // Server is the fake Slack.
 type Server struct {
 	*httptest.Server
-	Token string
 
 	mu       sync.Mutex
+	token    string
 	messages []*Message
 	calls    map[string]int
 	seq      int64
@@ -81,13 +81,21 @@ func New(token string) *Server { return start(token, httptest.NewServer) }
 func NewTLS(token string) *Server { return start(token, httptest.NewTLSServer) }
 
 func start(token string, serve func(http.Handler) *httptest.Server) *Server {
-	s := &Server{Token: token, calls: map[string]int{}}
+	s := &Server{token: token, calls: map[string]int{}}
 	s.Server = serve(http.HandlerFunc(s.handle))
 	return s
 }
 
 // URL is the API base URL for slack.api_url.
 func (s *Server) APIURL() string { return s.URL + "/api/" }
+
+// SetToken makes token the only one accepted, as when a workspace admin
+// rotates the bot token: the old one answers invalid_auth from then on.
+func (s *Server) SetToken(token string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.token = token
+}
 
 // SetFault installs (or with nil removes) fault injection.
 func (s *Server) SetFault(f func(method string, n int) Fault) {
@@ -163,8 +171,9 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	case s.faultForm != nil:
 		f = s.faultForm(method, n, r.Form)
 	}
+	valid := token == s.token
 	s.mu.Unlock()
-	if token != s.Token {
+	if !valid {
 		write(w, map[string]any{"ok": false, "error": "invalid_auth"})
 		return
 	}
