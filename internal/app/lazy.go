@@ -3,33 +3,67 @@ package app
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/watchdogd/watchdogd/internal/kandev"
 )
 
-// lazyReader opens kandev's database on first use and again after a failed
+// reopenAfter bounds how long the daemon reads kandev on what it learnt of
+// its schema at open. kandev migrates its schema when it starts, and in a
+// deployment it is upgraded while watchdogd keeps running: a table that
+// appears (queued_messages, which older kandevs lack and watchdogd then
+// reads as empty) must be read within minutes, not at watchdogd's next
+// restart.
+const reopenAfter = 10 * time.Minute
+
+// lazyReader opens kandev's database on first use, again after a failed
 // open, so that a daemon started while kandev's database is down stays up
-// and recovers by itself.
+// and recovers by itself, and again after a failed read or reopenAfter, so
+// that the schema check runs on the schema kandev has now: a column a kandev
+// upgrade renamed is then named in one clear error instead of a driver's
+// "no such column" on every cycle, and an index it dropped (SQLite's probes
+// name theirs) stops failing the scan from the next cycle on.
 type lazyReader struct {
 	url  string
 	opts kandev.Options
+	now  func() time.Time // nil: time.Now
 
-	mu sync.Mutex
-	r  *kandev.Reader
+	mu     sync.Mutex
+	r      *kandev.Reader
+	opened time.Time
 }
 
 func (l *lazyReader) get(ctx context.Context) (*kandev.Reader, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.r != nil {
+	now := time.Now
+	if l.now != nil {
+		now = l.now
+	}
+	if l.r != nil && now().Sub(l.opened) < reopenAfter {
 		return l.r, nil
 	}
+	l.closeLocked()
 	r, err := kandev.Open(ctx, l.url, l.opts)
 	if err != nil {
 		return nil, err
 	}
-	l.r = r
+	l.r, l.opened = r, now()
 	return r, nil
+}
+
+// failed drops r after a read that failed for another reason than the
+// caller giving up, so that the next read opens and checks the schema
+// again.
+func (l *lazyReader) failed(ctx context.Context, r *kandev.Reader) {
+	if ctx.Err() != nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.r == r {
+		l.closeLocked()
+	}
 }
 
 // Snapshot reads all active sessions.
@@ -38,7 +72,11 @@ func (l *lazyReader) Snapshot(ctx context.Context) (*kandev.Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r.Snapshot(ctx)
+	snap, err := r.Snapshot(ctx)
+	if err != nil {
+		l.failed(ctx, r)
+	}
+	return snap, err
 }
 
 // TaskSnapshot reads one task's active sessions.
@@ -47,13 +85,21 @@ func (l *lazyReader) TaskSnapshot(ctx context.Context, taskID string) (*kandev.S
 	if err != nil {
 		return nil, err
 	}
-	return r.TaskSnapshot(ctx, taskID)
+	snap, err := r.TaskSnapshot(ctx, taskID)
+	if err != nil {
+		l.failed(ctx, r)
+	}
+	return snap, err
 }
 
 // Close closes the reader if it was opened.
 func (l *lazyReader) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.closeLocked()
+}
+
+func (l *lazyReader) closeLocked() error {
 	if l.r == nil {
 		return nil
 	}

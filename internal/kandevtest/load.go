@@ -64,6 +64,13 @@ func (s *SQLite) DB() *sql.DB { return s.db }
 // Close closes the handle.
 func (s *SQLite) Close() error { return s.db.Close() }
 
+// AddQueuedTable creates queued_messages in a database made without it, as
+// upgrading an old kandev does.
+func (s *SQLite) AddQueuedTable(ctx context.Context) error {
+	_, err := s.db.ExecContext(ctx, queuedSchema)
+	return err
+}
+
 // Write inserts the rows in one transaction.
 func (s *SQLite) Write(ctx context.Context, d Dataset) error {
 	tx, err := s.db.BeginTx(ctx, nil)
