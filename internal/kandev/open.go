@@ -3,6 +3,7 @@ package kandev
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite" // the production SQLite driver, pure Go
 
@@ -19,8 +21,9 @@ import (
 )
 
 // Reader reads kandev's database. It never writes: SQLite is opened with
-// mode=ro and query_only, PostgreSQL sessions default to read-only and every
-// snapshot runs in a READ ONLY transaction.
+// mode=ro and query_only, every PostgreSQL snapshot runs in a READ ONLY
+// transaction, and PostgreSQL sessions default to read-only unless a pooler
+// in front of the server refuses that setting.
 type Reader struct {
 	db        *sql.DB
 	dialect   authority.Dialect
@@ -37,6 +40,11 @@ type Reader struct {
 	// capacity the next one starts with: growing a slice of 10,000 Sessions
 	// by doubling cost more than decoding them.
 	lastSessions atomic.Int64
+	// pgConfig is the PostgreSQL connection's configuration; pooled says
+	// a pooler in front of the server refused the session settings sent at
+	// startup, so each snapshot sets them for its own transaction.
+	pgConfig *pgx.ConnConfig
+	pooled   bool
 }
 
 // Options tune Open.
@@ -56,49 +64,99 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Reader, error) {
 	r := &Reader{dialect: authority.SQLite, name: dburl.Redact(rawURL), onStatement: opts.OnStatement}
 	if target.Kind == dburl.Postgres {
 		r.dialect = authority.Postgres
+		err = r.openPostgres(target.DSN)
+	} else {
+		err = r.openSQLite(target.Path, opts.BusyTimeout)
 	}
-	switch r.dialect {
-	case authority.SQLite:
-		if _, err := os.Stat(target.Path); err != nil {
-			return nil, fmt.Errorf("kandev database %s: %w", target.Path, err)
-		}
-		bt := opts.BusyTimeout
-		if bt <= 0 {
-			bt = 5 * time.Second
-		}
-		r.db, err = sql.Open("sqlite", sqliteDSN(target.Path, int(bt/time.Millisecond)))
-		if err != nil {
-			return nil, fmt.Errorf("open kandev database %s: %w", r.name, err)
-		}
-		// An observer keeps no connection to kandev's file between reads:
-		// in WAL mode an open connection holds a shared lock on it, which
-		// would stand in the way of kandev's own exclusive operations.
-		r.db.SetMaxIdleConns(0)
-	case authority.Postgres:
-		cfg, err := pgx.ParseConfig(target.DSN)
-		if err != nil {
-			return nil, fmt.Errorf("kandev database %s: %w", r.name, dburl.RedactError(err, target.DSN))
-		}
-		if cfg.RuntimeParams == nil {
-			cfg.RuntimeParams = map[string]string{}
-		}
-		cfg.RuntimeParams["default_transaction_read_only"] = "on"
-		// The snapshot's statements are cheap per row but costed high on
-		// big tables; JIT compilation would add tens of milliseconds to
-		// every scan for nothing.
-		cfg.RuntimeParams["jit"] = "off"
-		if _, ok := cfg.RuntimeParams["application_name"]; !ok {
-			cfg.RuntimeParams["application_name"] = "watchdogd"
-		}
-		r.db = stdlib.OpenDB(*cfg)
+	if err != nil {
+		return nil, err
 	}
-	r.db.SetMaxOpenConns(2)
-	r.db.SetConnMaxIdleTime(5 * time.Minute)
-	if err := r.checkSchema(ctx); err != nil {
+	err = r.checkSchema(ctx)
+	if refusedStartupParams(err) {
+		// A pooler in front of kandev's server (PgBouncer by default)
+		// accepts only the startup parameters it tracks. Session settings
+		// must not be sent any other way, since a pooler would leave them
+		// on a server connection kandev's own clients get next; each
+		// snapshot's transaction sets what it needs for itself.
+		_ = r.db.Close()
+		r.db, r.pooled = pgPool(r.pgConfig, false), true
+		err = r.checkSchema(ctx)
+	}
+	if err != nil {
 		_ = r.db.Close()
 		return nil, err
 	}
 	return r, nil
+}
+
+func (r *Reader) openSQLite(path string, busyTimeout time.Duration) error {
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("kandev database %s: %w", path, err)
+	}
+	if busyTimeout <= 0 {
+		busyTimeout = 5 * time.Second
+	}
+	db, err := sql.Open("sqlite", sqliteDSN(path, int(busyTimeout/time.Millisecond)))
+	if err != nil {
+		return fmt.Errorf("open kandev database %s: %w", r.name, err)
+	}
+	// An observer keeps no connection to kandev's file between reads:
+	// in WAL mode an open connection holds a shared lock on it, which
+	// would stand in the way of kandev's own exclusive operations.
+	db.SetMaxIdleConns(0)
+	db.SetMaxOpenConns(2)
+	r.db = db
+	return nil
+}
+
+func (r *Reader) openPostgres(dsn string) error {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return fmt.Errorf("kandev database %s: %w", r.name, dburl.RedactError(err, dsn))
+	}
+	if !strings.Contains(dsn, "default_query_exec_mode") {
+		// Unnamed statements, one round trip each: a transaction pooler
+		// (PgBouncer before 1.21, RDS Proxy, Supavisor) hands each
+		// transaction another server connection, where a named statement
+		// cached on the last one does not exist. A scan runs each
+		// statement once a cycle, so the cache saved nothing.
+		cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
+	}
+	r.pgConfig = cfg
+	r.db = pgPool(cfg, true)
+	return nil
+}
+
+// pgPool opens a pool on cfg, sending at startup the session settings a
+// scan wants when params is set.
+func pgPool(cfg *pgx.ConnConfig, params bool) *sql.DB {
+	cfg = cfg.Copy()
+	rp := map[string]string{}
+	for k, v := range cfg.RuntimeParams {
+		rp[k] = v
+	}
+	if params {
+		rp["default_transaction_read_only"] = "on"
+		// The snapshot's statements are cheap per row but costed high on
+		// big tables; JIT compilation would add tens of milliseconds to
+		// every scan for nothing.
+		rp["jit"] = "off"
+	}
+	if _, ok := rp["application_name"]; !ok {
+		rp["application_name"] = "watchdogd"
+	}
+	cfg.RuntimeParams = rp
+	db := stdlib.OpenDB(*cfg)
+	db.SetMaxOpenConns(2)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	return db
+}
+
+// refusedStartupParams is a pooler's answer to startup parameters it does
+// not track (PgBouncer: "unsupported startup parameter", SQLSTATE 08P01).
+func refusedStartupParams(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "08P01" && strings.Contains(pgErr.Message, "unsupported startup parameter")
 }
 
 // Dialect is the database kind behind the reader.

@@ -43,6 +43,13 @@ func (r *Reader) snapshot(ctx context.Context, taskID *string) (snap *Snapshot, 
 			_ = tx.Rollback()
 		}
 	}()
+	if r.pooled {
+		// Behind a pooler the session settings could not be sent at
+		// startup; this one lasts only as long as the transaction.
+		if err := r.exec(ctx, tx, snap, "SET LOCAL jit = off"); err != nil {
+			return nil, r.wrap("turn JIT off", err)
+		}
+	}
 	var args []any
 	if taskID != nil {
 		args = append(args, *taskID)

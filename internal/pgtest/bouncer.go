@@ -1,0 +1,156 @@
+package pgtest
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Bouncer is Debian's PgBouncer in front of the server, as deployments put
+// one in front of kandev's database. It keeps PgBouncer's defaults that
+// matter to a client: only the startup parameters it tracks are accepted,
+// and in transaction mode nothing of a session survives its transaction.
+type Bouncer struct {
+	cmd  *exec.Cmd
+	dir  string
+	port int
+	user string
+	done chan struct{} // closed when pgbouncer exited, with waitErr set
+	// waitErr is how pgbouncer exited.
+	waitErr error
+}
+
+// StartBouncer starts PgBouncer in pool mode ("session" or "transaction")
+// with at most size server connections per database: in transaction mode
+// a size of 1 makes every client share one, so that what one client leaves
+// on a server connection, the next one meets.
+func (s *Server) StartBouncer(mode string, size int) (*Bouncer, error) {
+	bin, err := exec.LookPath("pgbouncer")
+	if err != nil {
+		if _, serr := os.Stat("/usr/sbin/pgbouncer"); serr != nil {
+			return nil, errors.New("no pgbouncer found: install Debian's pgbouncer package (apt-get install pgbouncer)")
+		}
+		bin = "/usr/sbin/pgbouncer"
+	}
+	upstream, err := pgx.ParseConfig(s.admin)
+	if err != nil {
+		return nil, err
+	}
+	b := &Bouncer{user: upstream.User, done: make(chan struct{})}
+	if b.dir, err = os.MkdirTemp("", "watchdogd-pgbouncer-"); err != nil {
+		return nil, err
+	}
+	if b.port, err = freePort(); err != nil {
+		return nil, err
+	}
+	password := ""
+	if upstream.Password != "" {
+		password = " password=" + upstream.Password
+	}
+	ini := fmt.Sprintf(`[databases]
+* = host=%s port=%d user=%s%s
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = %d
+unix_socket_dir =
+auth_type = trust
+auth_file = %s
+pool_mode = %s
+default_pool_size = %d
+max_client_conn = 50
+logfile = %s
+pidfile = %s
+`, upstream.Host, upstream.Port, upstream.User, password, b.port,
+		filepath.Join(b.dir, "users.txt"), mode, size, filepath.Join(b.dir, "pgbouncer.log"), filepath.Join(b.dir, "pgbouncer.pid"))
+	files := map[string]string{"pgbouncer.ini": ini, "users.txt": strconv.Quote(upstream.User) + ` ""` + "\n"}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(b.dir, name), []byte(content), 0o600); err != nil {
+			return nil, err
+		}
+	}
+	if err := b.start(bin, s.cred); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// start runs pgbouncer in the foreground (as the postgres user when root:
+// it refuses to run as root) and waits until it accepts connections.
+func (b *Bouncer) start(bin string, cred *syscall.Credential) error {
+	if cred != nil {
+		for _, p := range []string{b.dir, filepath.Join(b.dir, "pgbouncer.ini"), filepath.Join(b.dir, "users.txt")} {
+			if err := os.Chown(p, int(cred.Uid), int(cred.Gid)); err != nil {
+				return err
+			}
+		}
+	}
+	b.cmd = exec.Command(bin, filepath.Join(b.dir, "pgbouncer.ini"))
+	b.cmd.Dir = b.dir
+	if cred != nil {
+		b.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	}
+	if err := b.cmd.Start(); err != nil {
+		return fmt.Errorf("start pgbouncer: %w", err)
+	}
+	go func() {
+		b.waitErr = b.cmd.Wait()
+		close(b.done)
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", b.port), time.Second)
+		if err == nil {
+			_ = c.Close()
+			return nil
+		}
+		select {
+		case <-b.done:
+			return fmt.Errorf("pgbouncer exited: %w\n%s", b.waitErr, b.Log())
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("pgbouncer not listening after 20s: %w", err)
+		}
+	}
+}
+
+// DSN is the URL of database db through the bouncer.
+func (b *Bouncer) DSN(db string) string {
+	return fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", b.user, b.port, db)
+}
+
+// Log is PgBouncer's log, for a failing test's message.
+func (b *Bouncer) Log() string {
+	out, _ := os.ReadFile(filepath.Join(b.dir, "pgbouncer.log"))
+	return string(out)
+}
+
+// Close stops PgBouncer and removes its files.
+func (b *Bouncer) Close() {
+	if b.cmd != nil && b.cmd.Process != nil {
+		_ = b.cmd.Process.Kill()
+		select {
+		case <-b.done:
+		case <-time.After(10 * time.Second):
+		}
+	}
+	_ = os.RemoveAll(b.dir)
+}
+
+// Through is dsn's database reached through the bouncer.
+func (b *Bouncer) Through(dsn string) (string, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return "", err
+	}
+	return b.DSN(cfg.Database), nil
+}
