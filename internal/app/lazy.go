@@ -43,7 +43,7 @@ func (l *lazyReader) get(ctx context.Context) (*kandev.Reader, error) {
 	if l.r != nil && now().Sub(l.opened) < reopenAfter {
 		return l.r, nil
 	}
-	l.closeLocked()
+	_ = l.closeLocked()
 	r, err := kandev.Open(ctx, l.url, l.opts)
 	if err != nil {
 		return nil, err
@@ -62,7 +62,7 @@ func (l *lazyReader) failed(ctx context.Context, r *kandev.Reader) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.r == r {
-		l.closeLocked()
+		_ = l.closeLocked()
 	}
 }
 
