@@ -3,7 +3,6 @@ package kandev
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite" // the production SQLite driver, pure Go
 
@@ -72,7 +70,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Reader, error) {
 		return nil, err
 	}
 	err = r.checkSchema(ctx)
-	if refusedStartupParams(err) {
+	if dburl.RefusedStartupParams(err) {
 		// A pooler in front of kandev's server (PgBouncer by default)
 		// accepts only the startup parameters it tracks. Session settings
 		// must not be sent any other way, since a pooler would leave them
@@ -150,13 +148,6 @@ func pgPool(cfg *pgx.ConnConfig, params bool) *sql.DB {
 	db.SetMaxOpenConns(2)
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	return db
-}
-
-// refusedStartupParams is a pooler's answer to startup parameters it does
-// not track (PgBouncer: "unsupported startup parameter", SQLSTATE 08P01).
-func refusedStartupParams(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == "08P01" && strings.Contains(pgErr.Message, "unsupported startup parameter")
 }
 
 // Dialect is the database kind behind the reader.

@@ -35,7 +35,33 @@ var dialects = []dialect{
 		}
 		return u
 	}},
+	// PgBouncer in session pooling, with its defaults (it refuses
+	// search_path at startup): a deployment's way to its PostgreSQL.
+	{"postgres-pgbouncer", func(t testing.TB) string {
+		u, err := pg.NewDatabase(context.Background(), "ledger")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := sessionBouncer()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u, err = b.Through(u); err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}},
 }
+
+// sessionBouncer starts, once, PgBouncer in session pooling in front of
+// the test server, stopped with it.
+var sessionBouncer = sync.OnceValues(func() (*pgtest.Bouncer, error) {
+	b, err := pg.StartBouncer("session", 100)
+	if err == nil {
+		pg.OnClose(b.Close)
+	}
+	return b, err
+})
 
 var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 

@@ -78,7 +78,7 @@ func open(ctx context.Context, url string, mustExist bool) (*Store, error) {
 		defer unlock()
 		dialect = goose.DialectSQLite3
 	case dburl.Postgres:
-		locker, err := s.openPostgres(target.DSN)
+		locker, err := s.openPostgres(ctx, target.DSN)
 		if err != nil {
 			return nil, err
 		}
@@ -133,7 +133,7 @@ func (s *Store) openSQLite(ctx context.Context, path string, mustExist bool) (un
 
 // openPostgres opens the ledger's pool in its own schema and returns the
 // advisory-lock locker that serializes migrations across replicas.
-func (s *Store) openPostgres(dsn string) (lock.SessionLocker, error) {
+func (s *Store) openPostgres(ctx context.Context, dsn string) (lock.SessionLocker, error) {
 	s.pg = true
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
@@ -142,13 +142,30 @@ func (s *Store) openPostgres(dsn string) (lock.SessionLocker, error) {
 	if cfg.RuntimeParams == nil {
 		cfg.RuntimeParams = map[string]string{}
 	}
-	cfg.RuntimeParams["search_path"] = pgSchema
 	cfg.RuntimeParams["application_name"] = "watchdogd-ledger"
 	locker, err := lock.NewPostgresSessionLocker()
 	if err != nil {
 		return nil, fmt.Errorf("ledger %s: migration lock: %w", s.name, err)
 	}
-	s.db = stdlib.OpenDB(*cfg)
+	withPath := cfg.Copy()
+	withPath.RuntimeParams = map[string]string{}
+	for k, v := range cfg.RuntimeParams {
+		withPath.RuntimeParams[k] = v
+	}
+	withPath.RuntimeParams["search_path"] = pgSchema
+	s.db = stdlib.OpenDB(*withPath)
+	if err := s.db.PingContext(ctx); dburl.RefusedStartupParams(err) {
+		// PgBouncer (session pooling) refuses search_path at startup;
+		// each connection sets it first instead. Session pooling keeps
+		// it for the client's session and resets it when the client
+		// leaves. Transaction pooling cannot serve the ledger at all (its
+		// migrations hold a session advisory lock): see the runbook.
+		_ = s.db.Close()
+		s.db = stdlib.OpenDB(*cfg, stdlib.OptionAfterConnect(func(ctx context.Context, c *pgx.Conn) error {
+			_, err := c.Exec(ctx, "SET search_path TO "+pgSchema)
+			return err
+		}))
+	}
 	return locker, nil
 }
 

@@ -34,6 +34,7 @@ type Server struct {
 	cred    *syscall.Credential
 	owned   bool
 	seq     atomic.Int64
+	closers []func()
 }
 
 // Start starts a private cluster, or returns TEST_DATABASE_URL's server.
@@ -124,8 +125,16 @@ func (s *Server) Restart() error {
 	return nil
 }
 
+// OnClose runs f when the server is closed, before it stops: a bouncer a
+// test package started in front of it, say.
+func (s *Server) OnClose(f func()) { s.closers = append(s.closers, f) }
+
 // Close stops a private server and removes its files.
 func (s *Server) Close() {
+	for _, f := range s.closers {
+		f()
+	}
+	s.closers = nil
 	if !s.owned || s.dir == "" {
 		return
 	}
