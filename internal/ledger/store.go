@@ -121,8 +121,10 @@ func (s *Store) openSQLite(ctx context.Context, path string, mustExist bool) (un
 	}
 	// _txlock=immediate: every transaction takes the write lock at BEGIN,
 	// so concurrent deciders queue on the busy timeout instead of failing
-	// on a lock upgrade.
-	dsn := fmt.Sprintf("file:%s?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)",
+	// on a lock upgrade. temp_store(2): a sort that outgrows the page cache
+	// stays in memory, since the chart's read-only root filesystem leaves
+	// SQLite no temporary directory to spill to (the ledger is small).
+	dsn := fmt.Sprintf("file:%s?_txlock=immediate&_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=temp_store(2)",
 		dburl.EscapeSQLitePath(path))
 	if s.db, err = sql.Open("sqlite", dsn); err != nil {
 		unlock()
