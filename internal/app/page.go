@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/kandevtime"
+	"github.com/watchdogd/watchdogd/internal/notify"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
 
@@ -14,6 +15,7 @@ import (
 var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"age":       func(s int64) string { return scan.HumanAge(time.Duration(s) * time.Second) },
 	"kindWords": kindWords,
+	"label":     notify.TitleLabel,
 }).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -39,7 +41,7 @@ td{display:block;border:0;padding:4px 12px}td::before{content:attr(data-label) "
 {{range .Episodes}}<tr class="episode" data-kind="{{.Kind}}">
 <td class="age" data-label="Age">{{age .AgeSeconds}}</td>
 <td class="kind" data-label="Kind"><span class="tag">{{kindWords .Kind}}</span></td>
-<td data-label="Task"><a href="{{.Link}}">{{.TaskTitle}}</a></td>
+<td data-label="Task"><a href="{{.Link}}">{{label .TaskTitle .TaskID}}</a></td>
 <td data-label="Session"><code>{{.SessionID}}</code></td>
 <td data-label="Last action">{{with .LastAction}}{{.Action}} {{.State}}{{if .Channel}} in {{.Channel}}{{end}} <span class="muted">{{.At}}</span>{{if .Error}}<br><span class="muted">{{.Error}}</span>{{end}}{{else}}<span class="muted">none yet</span>{{end}}</td>
 <td data-label="Silenced">{{if .Silenced}}<span class="tag silenced">silenced</span>{{else}}no{{end}}</td>

@@ -83,7 +83,8 @@ func Render(f scan.Finding, o RenderOptions) Message {
 	if o.KindChange {
 		head, body = kindChangeText(f)
 	}
-	title := fmt.Sprintf("<%s|%s>", escapeURL(f.Link), escapeText(f.TaskTitle))
+	label := escapeText(TitleLabel(f.TaskTitle, f.TaskID))
+	title := fmt.Sprintf("<%s|%s>", escapeURL(f.Link), label)
 	first := fmt.Sprintf("%s *%s* %s", emoji(f.Kind), head, title)
 	if o.Mention != "" {
 		first = o.Mention + " " + first
@@ -100,7 +101,7 @@ func Render(f scan.Finding, o RenderOptions) Message {
 		blocks = append(blocks, evidence(f, budget)...)
 	}
 	blocks = append(blocks, slack.NewContextBlock("", footer))
-	text := fmt.Sprintf("%s %s %s", o.Mention, head, escapeText(f.TaskTitle))
+	text := fmt.Sprintf("%s %s %s", o.Mention, head, label)
 	return Message{Text: clip(strings.TrimSpace(text), maxFallback), Blocks: slack.Blocks{BlockSet: blocks}}
 }
 
@@ -301,6 +302,17 @@ func plain(s string) *slack.TextBlockObject {
 func escapeText(s string) string {
 	s = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 	return strings.NewReplacer("*", "\u200b*", "_", "\u200b_", "~", "\u200b~", "`", "\u200b`").Replace(s)
+}
+
+// TitleLabel is how a task is named to people: its title on one line, or
+// its id when kandev has no title for it. A link whose label is empty is
+// invisible, in Slack and on the status page alike, and a line break
+// inside Slack's <url|label> breaks the link.
+func TitleLabel(title, taskID string) string {
+	if t := strings.Join(strings.Fields(title), " "); t != "" {
+		return t
+	}
+	return "task " + taskID
 }
 
 // escapeCode is for ids shown in `code`: no backticks, no markup.

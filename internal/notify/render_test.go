@@ -193,3 +193,25 @@ func TestWithinLimits(t *testing.T) {
 		t.Fatal("a resolve of a rendered message was changed at the edge")
 	}
 }
+
+// TestTitleLabel: a task is named by its title on one line, or by its id
+// when the title is blank, in the Slack link and in the fallback text.
+func TestTitleLabel(t *testing.T) {
+	cases := []struct{ title, want string }{
+		{"Fix login", "Fix login"},
+		{"  Fix\n login\t redirect ", "Fix login redirect"}, // a line break would end Slack's <url|label>
+		{"", "task t1"},                                     // an empty label is an invisible link
+		{" \n", "task t1"},                                  // blank is empty
+	}
+	for _, c := range cases {
+		if got := TitleLabel(c.title, "t1"); got != c.want {
+			t.Errorf("TitleLabel(%q) = %q, want %q", c.title, got, c.want)
+		}
+		f := scan.Finding{Kind: "stalled_turn", SessionID: "s1", TaskID: "t1", TaskTitle: c.title, Link: "http://kandev/t/t1", AgeSeconds: 1800}
+		m := Render(f, RenderOptions{})
+		first := m.Blocks.BlockSet[0].(*slack.SectionBlock).Text.Text
+		if !strings.Contains(first, "<http://kandev/t/t1|"+c.want+">") || !strings.HasSuffix(m.Text, c.want) {
+			t.Errorf("title %q: first line %q, text %q", c.title, first, m.Text)
+		}
+	}
+}
