@@ -190,31 +190,13 @@ func (c *Cycle) send(ctx context.Context, run *deliveryRun, a ledger.Action, e l
 	var err error
 	switch a.Kind {
 	case ledger.KindSlack, ledger.KindSlackUpdate:
-		if c.Slack == nil {
-			return ledger.Outcome{State: ledger.StateFailed, Error: "Slack is not configured any more"}
-		}
-		if a.Channel == "" {
-			return ledger.Outcome{State: ledger.StateFailed, Error: "no Slack route matches workspace " + e.WorkspaceID + " and slack.default_channel is empty"}
-		}
-		m, derr := notify.DecodeMessage(a.Body)
-		if derr != nil {
-			return ledger.Outcome{State: ledger.StateFailed, Error: derr.Error()}
+		m, out := c.slackMessage(a, e)
+		if out != nil {
+			return *out
 		}
 		run.sent[a.Channel]++
-		if a.Kind == ledger.KindSlackUpdate {
-			if err = c.Slack.Update(ctx, parent.ResultChannel, parent.ResultTS, m); err == nil {
-				return ledger.Outcome{State: ledger.StateDelivered, ResultChannel: parent.ResultChannel, ResultTS: parent.ResultTS}
-			}
-			if notify.Classify(err).Gone {
-				// Someone deleted the first message: there is nothing to mark
-				// cleared, and no one to page about it.
-				return ledger.Outcome{State: ledger.StateSuperseded, Error: "the first message is no longer in Slack (deleted there); nothing to edit"}
-			}
-		} else {
-			var ts string
-			if ts, err = c.Slack.Post(ctx, a.Channel, parent.ResultTS, a.Key, m); err == nil {
-				return ledger.Outcome{State: ledger.StateDelivered, ResultChannel: a.Channel, ResultTS: ts}
-			}
+		if out, err = c.sendSlack(ctx, a, parent, m, log); out != nil {
+			return *out
 		}
 	case ledger.KindNudge:
 		err = c.Kandev.AddMessage(ctx, e.TaskID, e.SessionID, decodeText(a.Body), kandev.ClientMessageID(a.Key))
@@ -240,6 +222,66 @@ func (c *Cycle) send(ctx context.Context, run *deliveryRun, a ledger.Action, e l
 		}
 	}
 	return c.failed(now, a, err, log)
+}
+
+// slackMessage is a Slack action's frozen message, or the outcome of an
+// action that cannot be sent as decided.
+func (c *Cycle) slackMessage(a ledger.Action, e ledger.Episode) (notify.Message, *ledger.Outcome) {
+	if c.Slack == nil {
+		return notify.Message{}, &ledger.Outcome{State: ledger.StateFailed, Error: "Slack is not configured any more"}
+	}
+	if a.Channel == "" {
+		return notify.Message{}, &ledger.Outcome{State: ledger.StateFailed, Error: "no Slack route matches workspace " + e.WorkspaceID + " and slack.default_channel is empty"}
+	}
+	m, err := notify.DecodeMessage(a.Body)
+	if err != nil {
+		return m, &ledger.Outcome{State: ledger.StateFailed, Error: err.Error()}
+	}
+	return m, nil
+}
+
+// sendSlack posts a step or edits the first message for a resolve. It
+// returns the outcome when it is decided, else the error for send's rules.
+func (c *Cycle) sendSlack(ctx context.Context, a ledger.Action, parent ledger.Action, m notify.Message, log *zap.Logger) (*ledger.Outcome, error) {
+	if a.Kind == ledger.KindSlack {
+		ts, err := c.Slack.Post(ctx, a.Channel, parent.ResultTS, a.Key, m)
+		if err != nil {
+			return nil, err
+		}
+		return &ledger.Outcome{State: ledger.StateDelivered, ResultChannel: a.Channel, ResultTS: ts}, nil
+	}
+	err := c.Slack.Update(ctx, parent.ResultChannel, parent.ResultTS, m)
+	switch v := notify.Classify(err); {
+	case err == nil:
+		return &ledger.Outcome{State: ledger.StateDelivered, ResultChannel: parent.ResultChannel, ResultTS: parent.ResultTS}, nil
+	case v.Gone:
+		// Someone deleted the first message: there is nothing to mark
+		// cleared, and no one to page about it.
+		return &ledger.Outcome{State: ledger.StateSuperseded, Error: "the first message is no longer in Slack (deleted there); nothing to edit"}, nil
+	case v.Frozen:
+		ts, err := c.replyCleared(ctx, a, parent, m)
+		if err != nil {
+			return nil, err
+		}
+		log.Info("the first message may not be edited; said it cleared in its thread", zap.String("slack_error", v.Code), zap.String("slack_ts", ts))
+		return &ledger.Outcome{State: ledger.StateDelivered, ResultChannel: parent.ResultChannel, ResultTS: ts}, nil
+	}
+	return nil, err
+}
+
+// replyCleared says in the episode's thread that it cleared, when its
+// first message may not be edited: the workspace's edit window closed, or
+// another Slack app posted it (the bot token was replaced by another
+// app's). A reply an interrupted attempt may have left is looked for first,
+// so that the thread never says it twice.
+func (c *Cycle) replyCleared(ctx context.Context, a ledger.Action, parent ledger.Action, resolved notify.Message) (string, error) {
+	if c.Finder != nil {
+		ts, found, err := c.Finder.Find(ctx, parent.ResultChannel, parent.ResultTS, a.Key, a.CreatedAt)
+		if err != nil || found {
+			return ts, err
+		}
+	}
+	return c.Slack.Post(ctx, parent.ResultChannel, parent.ResultTS, a.Key, notify.ClearedReply(resolved))
 }
 
 // failed maps an error to a retry (with backoff, or Slack's Retry-After) or

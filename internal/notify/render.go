@@ -120,6 +120,16 @@ func RenderResolved(original Message, reason string, after time.Duration) Messag
 		Blocks: slack.Blocks{BlockSet: blocks}}
 }
 
+// ClearedReply is a resolve that may not edit the first message, as a
+// reply in its thread: the cleared line alone, since the evidence is the
+// message right above it.
+func ClearedReply(resolved Message) Message {
+	if len(resolved.Blocks.BlockSet) == 0 {
+		return resolved
+	}
+	return Message{Text: resolved.Text, Blocks: slack.Blocks{BlockSet: resolved.Blocks.BlockSet[:1]}}
+}
+
 // headline is the first line's bold part and the sentence after the link.
 func headline(f scan.Finding, age string) (string, string) {
 	d := f.Detail

@@ -26,6 +26,11 @@ type Verdict struct {
 	// it in Slack). There is nothing left to act on, so it is neither
 	// retried nor a failure anyone should be paged for.
 	Gone bool
+	// Frozen: the message an edit was for exists but this token may not
+	// edit it: the workspace's edit window closed (edit_window_closed), or
+	// another app or bot posted it (cant_update_message). What the edit
+	// had to say goes in the thread instead.
+	Frozen bool
 	// Code is Slack's error code or the HTTP status, for logs and metrics.
 	Code string
 }
@@ -67,7 +72,8 @@ func Classify(err error) Verdict {
 		}
 		// internal_error and friends may follow a partial success.
 		retry := retryableSlackCode(se.Err)
-		return Verdict{Retry: retry, Uncertain: retry, Gone: se.Err == "message_not_found", Code: se.Err}
+		return Verdict{Retry: retry, Uncertain: retry, Gone: se.Err == "message_not_found",
+			Frozen: se.Err == "edit_window_closed" || se.Err == "cant_update_message", Code: se.Err}
 	case errors.As(err, &ke):
 		return Verdict{Retry: ke.Retryable(), Code: ke.Code}
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne):

@@ -33,6 +33,9 @@ func TestSlackErrorsClassify(t *testing.T) {
 		// The message an edit was for is gone (deleted in Slack): nothing
 		// to retry, nothing failed.
 		{"message not found", slacktest.Fault{SlackError: "message_not_found"}, Verdict{Gone: true, Code: "message_not_found"}},
+		// The message is there but may not be edited: reply instead.
+		{"edit window closed", slacktest.Fault{SlackError: "edit_window_closed"}, Verdict{Frozen: true, Code: "edit_window_closed"}},
+		{"another app's message", slacktest.Fault{SlackError: "cant_update_message"}, Verdict{Frozen: true, Code: "cant_update_message"}},
 		// ok:false with a retryable code.
 		{"internal error", slacktest.Fault{SlackError: "internal_error"}, Verdict{Retry: true, Uncertain: true, Code: "internal_error"}},
 		{"ratelimited body", slacktest.Fault{SlackError: "ratelimited"}, Verdict{Retry: true, RateLimited: true, After: time.Second, Code: "ratelimited"}},
