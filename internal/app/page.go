@@ -50,6 +50,15 @@ td{display:block;border:0;padding:4px 12px}td::before{content:attr(data-label) "
 </body></html>
 `))
 
+// pageData is what the status page shows.
+type pageData struct {
+	Episodes  []episodeView
+	Sessions  int
+	LastScan  string
+	LastError string
+	Role      string
+}
+
 func (d *daemon) page(w http.ResponseWriter, r *http.Request) {
 	eps, err := d.episodes(r.Context())
 	if err != nil {
@@ -57,13 +66,7 @@ func (d *daemon) page(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.status.mu.RLock()
-	data := struct {
-		Episodes  []episodeView
-		Sessions  int
-		LastScan  string
-		LastError string
-		Role      string
-	}{Episodes: eps, LastScan: "never", LastError: d.status.lastErr, Role: "leader"}
+	data := pageData{Episodes: eps, LastScan: "never", LastError: d.status.lastErr, Role: "leader"}
 	if d.status.report != nil {
 		data.Sessions = len(d.status.report.Sessions)
 	}

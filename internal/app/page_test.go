@@ -8,13 +8,8 @@ import (
 // TestPageNamesUntitledTasks: an episode whose task has no title is still
 // a visible link on the status page, named by the task's id.
 func TestPageNamesUntitledTasks(t *testing.T) {
-	data := struct {
-		Episodes  []episodeView
-		Sessions  int
-		LastScan  string
-		LastError string
-		Role      string
-	}{Episodes: []episodeView{{Kind: "stalled_turn", TaskID: "t1", Link: "http://kandev/t/t1", Since: "2026-11-30T12:00:00Z"}}, LastScan: "never", Role: "leader"}
+	data := pageData{Episodes: []episodeView{{Kind: "stalled_turn", TaskID: "t1", Link: "http://kandev/t/t1", Since: "2026-11-30T12:00:00Z"}},
+		LastScan: "never", Role: "leader"}
 	var b strings.Builder
 	if err := pageTemplate.Execute(&b, data); err != nil {
 		t.Fatal(err)
