@@ -49,6 +49,7 @@ func (s *Server) StartBouncer(mode string, size int) (*Bouncer, error) {
 		return nil, err
 	}
 	if b.port, err = freePort(); err != nil {
+		b.Close()
 		return nil, err
 	}
 	password := ""
@@ -73,6 +74,7 @@ pidfile = %s
 	files := map[string]string{"pgbouncer.ini": ini, "users.txt": strconv.Quote(upstream.User) + ` ""` + "\n"}
 	for name, content := range files {
 		if err := os.WriteFile(filepath.Join(b.dir, name), []byte(content), 0o600); err != nil {
+			b.Close()
 			return nil, err
 		}
 	}
@@ -123,11 +125,6 @@ func (b *Bouncer) start(bin string, cred *syscall.Credential) error {
 	}
 }
 
-// DSN is the URL of database db through the bouncer.
-func (b *Bouncer) DSN(db string) string {
-	return fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", b.user, b.port, db)
-}
-
 // Log is PgBouncer's log, for a failing test's message.
 func (b *Bouncer) Log() string {
 	out, _ := os.ReadFile(filepath.Join(b.dir, "pgbouncer.log"))
@@ -152,5 +149,5 @@ func (b *Bouncer) Through(dsn string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return b.DSN(cfg.Database), nil
+	return fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", b.user, b.port, cfg.Database), nil
 }
