@@ -38,11 +38,10 @@ type Reader struct {
 	// capacity the next one starts with: growing a slice of 10,000 Sessions
 	// by doubling cost more than decoding them.
 	lastSessions atomic.Int64
-	// pgConfig is the PostgreSQL connection's configuration; pooled says
-	// a pooler in front of the server refused the session settings sent at
-	// startup, so each snapshot sets them for its own transaction.
-	pgConfig *pgx.ConnConfig
-	pooled   bool
+	// pooled says a pooler in front of the PostgreSQL server refused the
+	// session settings sent at startup, so each snapshot sets them for its
+	// own transaction.
+	pooled bool
 }
 
 // Options tune Open.
@@ -60,9 +59,10 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Reader, error) {
 		return nil, err
 	}
 	r := &Reader{dialect: authority.SQLite, name: dburl.Redact(rawURL), onStatement: opts.OnStatement}
+	var pgConfig *pgx.ConnConfig
 	if target.Kind == dburl.Postgres {
 		r.dialect = authority.Postgres
-		err = r.openPostgres(target.DSN)
+		pgConfig, err = r.openPostgres(target.DSN)
 	} else {
 		err = r.openSQLite(target.Path, opts.BusyTimeout)
 	}
@@ -77,7 +77,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Reader, error) {
 		// on a server connection kandev's own clients get next; each
 		// snapshot's transaction sets what it needs for itself.
 		_ = r.db.Close()
-		r.db, r.pooled = pgPool(r.pgConfig, false), true
+		r.db, r.pooled = pgPool(pgConfig, false), true
 		err = r.checkSchema(ctx)
 	}
 	if err != nil {
@@ -107,10 +107,12 @@ func (r *Reader) openSQLite(path string, busyTimeout time.Duration) error {
 	return nil
 }
 
-func (r *Reader) openPostgres(dsn string) error {
+// openPostgres opens a pool that sends the scan's session settings at
+// startup, and returns the configuration Open falls back to without them.
+func (r *Reader) openPostgres(dsn string) (*pgx.ConnConfig, error) {
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
-		return fmt.Errorf("kandev database %s: %w", r.name, dburl.RedactError(err, dsn))
+		return nil, fmt.Errorf("kandev database %s: %w", r.name, dburl.RedactError(err, dsn))
 	}
 	if !strings.Contains(dsn, "default_query_exec_mode") {
 		// Unnamed statements, one round trip each: a transaction pooler
@@ -120,19 +122,18 @@ func (r *Reader) openPostgres(dsn string) error {
 		// statement once a cycle, so the cache saved nothing.
 		cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
 	}
-	r.pgConfig = cfg
 	r.db = pgPool(cfg, true)
-	return nil
+	return cfg, nil
 }
 
 // pgPool opens a pool on cfg, sending at startup the session settings a
 // scan wants when params is set.
 func pgPool(cfg *pgx.ConnConfig, params bool) *sql.DB {
-	cfg = cfg.Copy()
-	rp := map[string]string{}
-	for k, v := range cfg.RuntimeParams {
-		rp[k] = v
+	cfg = cfg.Copy() // with its own RuntimeParams
+	if cfg.RuntimeParams == nil {
+		cfg.RuntimeParams = map[string]string{}
 	}
+	rp := cfg.RuntimeParams
 	if params {
 		rp["default_transaction_read_only"] = "on"
 		// The snapshot's statements are cheap per row but costed high on
@@ -143,7 +144,6 @@ func pgPool(cfg *pgx.ConnConfig, params bool) *sql.DB {
 	if _, ok := rp["application_name"]; !ok {
 		rp["application_name"] = "watchdogd"
 	}
-	cfg.RuntimeParams = rp
 	db := stdlib.OpenDB(*cfg)
 	db.SetMaxOpenConns(2)
 	db.SetConnMaxIdleTime(5 * time.Minute)

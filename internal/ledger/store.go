@@ -149,11 +149,7 @@ func (s *Store) openPostgres(ctx context.Context, dsn string) (lock.SessionLocke
 	if err != nil {
 		return nil, fmt.Errorf("ledger %s: migration lock: %w", s.name, err)
 	}
-	withPath := cfg.Copy()
-	withPath.RuntimeParams = map[string]string{}
-	for k, v := range cfg.RuntimeParams {
-		withPath.RuntimeParams[k] = v
-	}
+	withPath := cfg.Copy() // with its own RuntimeParams
 	withPath.RuntimeParams["search_path"] = pgSchema
 	s.db = stdlib.OpenDB(*withPath)
 	if err := s.db.PingContext(ctx); dburl.RefusedStartupParams(err) {
