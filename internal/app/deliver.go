@@ -194,6 +194,9 @@ func (c *Cycle) send(ctx context.Context, run *deliveryRun, a ledger.Action, e l
 		if out != nil {
 			return *out
 		}
+		if a.Kind == ledger.KindSlack && now.Sub(a.CreatedAt) >= notify.LateAfter {
+			m = notify.SentLate(m, a.CreatedAt)
+		}
 		run.sent[a.Channel]++
 		if out, err = c.sendSlack(ctx, a, parent, m, log); out != nil {
 			return *out

@@ -58,7 +58,7 @@ func (c *Console) Cancel(_ context.Context, sessionID string) error {
 	return nil
 }
 
-// PlainText flattens a message's blocks for a terminal.
+// PlainText flattens a message's blocks for a terminal, dates in UTC.
 func PlainText(m Message) string {
 	var lines []string
 	for _, b := range m.Blocks.BlockSet {
@@ -78,7 +78,7 @@ func PlainText(m Message) string {
 	if len(lines) == 0 {
 		return m.Text
 	}
-	return strings.ReplaceAll(strings.Join(lines, "\n"), "\u200b", "")
+	return fallbackDates(strings.ReplaceAll(strings.Join(lines, "\n"), "\u200b", ""))
 }
 
 func indent(s string) string {

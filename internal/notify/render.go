@@ -141,7 +141,7 @@ func headline(f scan.Finding, age string) (string, string) {
 		last := ""
 		if d.LastActivityAt != nil {
 			if t, err := time.Parse(time.RFC3339Nano, *d.LastActivityAt); err == nil {
-				last = "No output since " + t.UTC().Format("15:04") + " UTC"
+				last = "No output " + slackDate("since", t)
 				if d.LastActivityType != "" {
 					last += " (last: " + escapeText(strings.ReplaceAll(d.LastActivityType, "_", " ")) + ")"
 				}
