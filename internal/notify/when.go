@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"time"
+	"unicode/utf8"
 
 	"github.com/slack-go/slack"
 )
@@ -44,7 +45,8 @@ const LateAfter = 5 * time.Minute
 func SentLate(m Message, written time.Time) Message {
 	note := mrkdwn(":clock3: Sent late: held back " + slackDate("from", written) +
 		" by quiet hours, a silence, or Slack's limits or an outage. The ages above are as of then.")
-	out := Message{Text: clip(m.Text+" (as of "+utcStamp(written)+")", maxFallback)}
+	asOf := " (as of " + utcStamp(written) + ")"
+	out := Message{Text: clip(m.Text, maxFallback-utf8.RuneCountInString(asOf)) + asOf}
 	blocks := append([]slack.Block(nil), m.Blocks.BlockSet...)
 	if n := len(blocks); n > 0 {
 		if c, ok := blocks[n-1].(*slack.ContextBlock); ok && len(c.ContextElements.Elements) < 10 {

@@ -51,8 +51,9 @@ func TestSentLate(t *testing.T) {
 		{"reply", Render(question("Fix login", "A or B?", 2), RenderOptions{Reply: true}), 2, true},
 		// A body without a context line (an older renderer's): one is added.
 		{"no context line", Message{Text: "x", Blocks: slack.Blocks{BlockSet: []slack.Block{section(mrkdwn("x"))}}}, 2, false},
-		// No room for another block: the body goes as it is, never refused.
-		{"full", Message{Text: "x", Blocks: slack.Blocks{BlockSet: full}}, maxBlocks, false},
+		// No room for another block: the body goes as it is, never refused;
+		// a fallback text at its limit is cut to keep the "as of".
+		{"full", Message{Text: strings.Repeat("x", maxFallback), Blocks: slack.Blocks{BlockSet: full}}, maxBlocks, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -64,7 +65,7 @@ func TestSentLate(t *testing.T) {
 			if n := len(got.Blocks.BlockSet); n != c.wantBlocks {
 				t.Fatalf("%d blocks, want %d", n, c.wantBlocks)
 			}
-			if !strings.HasSuffix(got.Text, " (as of Nov 30 22:30 UTC)") {
+			if !strings.HasSuffix(got.Text, " (as of Nov 30 22:30 UTC)") || len([]rune(got.Text)) > maxFallback {
 				t.Errorf("fallback text %q", got.Text)
 			}
 			text := PlainText(got)
