@@ -118,6 +118,7 @@ func runDaemon(ctx context.Context, opts Options) error {
 	// Where it reads and writes, passwords redacted: the first thing to
 	// check when a daemon finds nothing is that it watches the right kandev.
 	log.Info("watchdogd started", zap.String("version", opts.Version), zap.String("listen", cfg.HTTP.Listen),
+		zap.String("go_memory_limit", applyMemoryLimit(opts.Getenv, os.ReadFile)),
 		zap.String("schedule", cfg.Schedule), zap.Bool("ha", cfg.HA.Enabled), zap.String("holder", d.holder),
 		zap.String("database", dburl.Redact(d.reader.url)), zap.String("ledger", dburl.Redact(d.storeURL)))
 
