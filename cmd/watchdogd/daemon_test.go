@@ -123,12 +123,13 @@ func (d *daemonProc) metric(t *testing.T, name string) float64 {
 	return v
 }
 
-// allMetrics are DESIGN §8's metrics.
+// allMetrics are DESIGN §8's metrics, and those added since.
 var allMetrics = []string{
 	"watchdogd_build_info", "watchdogd_scans_total", "watchdogd_scan_duration_seconds", "watchdogd_last_successful_scan_timestamp_seconds",
 	"watchdogd_sessions_scanned", "watchdogd_findings", "watchdogd_oldest_finding_age_seconds", "watchdogd_episodes_open",
 	"watchdogd_actions_total", "watchdogd_action_delivery_seconds", "watchdogd_slack_rate_limited_total", "watchdogd_malformed_metadata_rows",
 	"watchdogd_leader", "watchdogd_config_last_reload_successful", "watchdogd_config_last_reload_success_timestamp_seconds",
+	"watchdogd_last_successful_cycle_timestamp_seconds",
 }
 
 // TestDaemon: started against a kandev-shaped database, the binary answers

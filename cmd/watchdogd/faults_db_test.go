@@ -119,6 +119,12 @@ func TestFaultLedgerPostgresOutage(t *testing.T) {
 	if n := postsFor(e, "Late question"); n != 0 {
 		t.Fatalf("%d posts while the ledger was down: sent without a record", n)
 	}
+	// Scans went on; no cycle completed (WatchdogdLedgerFailing, not
+	// WatchdogdScanFailing). A cycle under way at the stop may finish.
+	stop := float64(stopped.Unix())
+	if scanned, cycled := d.metric(t, "watchdogd_last_successful_scan_timestamp_seconds"), d.metric(t, "watchdogd_last_successful_cycle_timestamp_seconds"); scanned < stop+2 || cycled <= 0 || cycled > stop+2 {
+		t.Fatalf("ledger down since %v: last successful scan %v, cycle %v", stop, scanned, cycled)
+	}
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
 	}
@@ -196,9 +202,17 @@ func TestFaultLedgerSQLiteReadOnly(t *testing.T) {
 	if code, _ := d.get("/readyz"); code != 503 {
 		t.Fatal("ready with a read-only ledger")
 	}
+	// kandev is read; the cycle fails at the ledger. The metrics tell the
+	// two apart, so the alert that fires is WatchdogdLedgerFailing.
+	if scanned, cycled := d.metric(t, "watchdogd_last_successful_scan_timestamp_seconds"), d.metric(t, "watchdogd_last_successful_cycle_timestamp_seconds"); scanned <= 0 || cycled != 0 {
+		t.Fatalf("read-only ledger: last successful scan %v, cycle %v", scanned, cycled)
+	}
 	_ = os.Chmod(stateDir, 0o777)
 	_ = os.Chmod(filepath.Join(stateDir, "state.db"), 0o666)
 	waitFor(t, 30*time.Second, "posts once writable", func() bool { return len(e.slack.Messages()) == 8 })
+	waitFor(t, 10*time.Second, "a successful cycle", func() bool {
+		return d.metric(t, "watchdogd_last_successful_cycle_timestamp_seconds") > 0
+	})
 	time.Sleep(3 * time.Second)
 	if posts := e.exactlyOnce(); posts != 8 {
 		t.Fatalf("%d posts", posts)

@@ -224,6 +224,9 @@ func (d *daemon) tick() {
 	defer cancel()
 	d.refresh(cfg)
 	if err := d.ensureStore(ctx); err != nil {
+		// Scan anyway, so that the scan's metrics say whether kandev is
+		// readable and the alert that fires names the ledger.
+		_, _, _ = d.cycle.scan(ctx, time.Now())
 		d.failed(err)
 		return
 	}
@@ -239,6 +242,7 @@ func (d *daemon) tick() {
 		d.failed(err)
 		return
 	}
+	d.m.LastSuccessfulCycle.SetToCurrentTime()
 	d.succeeded(res.Report)
 }
 
@@ -256,6 +260,7 @@ func (d *daemon) standby(ctx context.Context) {
 		d.log.Warn("standby: episode gauges not updated", zap.Error(fmt.Errorf("read the ledger: %w", err)))
 	} else {
 		d.cycle.observeStandby(st)
+		d.m.LastSuccessfulCycle.SetToCurrentTime()
 	}
 	d.succeeded(rep)
 }

@@ -17,18 +17,22 @@ type Metrics struct {
 	Scans              *prometheus.CounterVec
 	ScanDuration       prometheus.Histogram
 	LastSuccessfulScan prometheus.Gauge
-	SessionsScanned    prometheus.Gauge
-	Findings           *prometheus.GaugeVec
-	OldestFindingAge   *prometheus.GaugeVec
-	EpisodesOpen       *prometheus.GaugeVec
-	EpisodesUntold     *prometheus.GaugeVec
-	Actions            *prometheus.CounterVec
-	ActionDelivery     *prometheus.HistogramVec
-	SlackRateLimited   prometheus.Counter
-	MalformedMetadata  prometheus.Gauge
-	Leader             prometheus.Gauge
-	ReloadSuccess      prometheus.Gauge
-	ReloadTimestamp    prometheus.Gauge
+	// LastSuccessfulCycle moves only when a cycle both read kandev and
+	// worked with the ledger: a scan that works over a ledger that does not
+	// (read-only, full, unreachable) detects everything and tells no one.
+	LastSuccessfulCycle prometheus.Gauge
+	SessionsScanned     prometheus.Gauge
+	Findings            *prometheus.GaugeVec
+	OldestFindingAge    *prometheus.GaugeVec
+	EpisodesOpen        *prometheus.GaugeVec
+	EpisodesUntold      *prometheus.GaugeVec
+	Actions             *prometheus.CounterVec
+	ActionDelivery      *prometheus.HistogramVec
+	SlackRateLimited    prometheus.Counter
+	MalformedMetadata   prometheus.Gauge
+	Leader              prometheus.Gauge
+	ReloadSuccess       prometheus.Gauge
+	ReloadTimestamp     prometheus.Gauge
 }
 
 // ActionKinds and ActionResults label actions_total.
@@ -49,6 +53,8 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 			Help: "Time to take one snapshot of kandev and derive findings.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)}),
 		LastSuccessfulScan: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "last_successful_scan_timestamp_seconds",
 			Help: "Unix time of the last successful scan."}),
+		LastSuccessfulCycle: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "last_successful_cycle_timestamp_seconds",
+			Help: "Unix time of the last cycle that read kandev and the ledger and decided (on a standby: read both)."}),
 		SessionsScanned: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "sessions_scanned",
 			Help: "Active sessions in the last successful scan."}),
 		Findings: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "findings",
@@ -74,7 +80,7 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 		ReloadTimestamp: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "config_last_reload_success_timestamp_seconds",
 			Help: "Unix time of the last successful configuration load."}),
 	}
-	reg.MustRegister(m.BuildInfo, m.Scans, m.ScanDuration, m.LastSuccessfulScan, m.SessionsScanned, m.Findings,
+	reg.MustRegister(m.BuildInfo, m.Scans, m.ScanDuration, m.LastSuccessfulScan, m.LastSuccessfulCycle, m.SessionsScanned, m.Findings,
 		m.OldestFindingAge, m.EpisodesOpen, m.EpisodesUntold, m.Actions, m.ActionDelivery, m.SlackRateLimited, m.MalformedMetadata,
 		m.Leader, m.ReloadSuccess, m.ReloadTimestamp)
 	m.BuildInfo.WithLabelValues(version, runtime.Version()).Set(1)
