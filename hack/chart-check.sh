@@ -38,13 +38,14 @@ fi
 # What the ci values ask for is rendered, not silently dropped (kubeconform
 # only checks that what is there is valid).
 for want in 'kind: PodDisruptionBudget' 'minAvailable: 1' 'priorityClassName: watchdogd-critical' \
-  'topologySpreadConstraints:' 'name: HTTPS_PROXY' 'mountPath: /etc/watchdogd/ca' 'name: corporate-ca'; do
+  'topologySpreadConstraints:' 'name: HTTPS_PROXY' 'mountPath: /etc/watchdogd/ca' 'name: corporate-ca' \
+  'kind: NetworkPolicy' 'kubernetes.io/metadata.name: monitoring' ' - Egress' 'port: 53'; do
   grep -q "$want" "$out/ha-values.yaml" || { echo "ha-values: '$want' not rendered" >&2; exit 1; }
 done
 grep -q 'image: ghcr.io/watchdogd/watchdogd@sha256:' "$out/servicemonitor-values.yaml" ||
   { echo "servicemonitor-values: the image is not pinned by digest" >&2; exit 1; }
-if grep -q 'PodDisruptionBudget\|priorityClassName\|topologySpreadConstraints' "$out/default.yaml"; then
-  echo "default values render a disruption budget, priority or spread" >&2; exit 1
+if grep -q 'PodDisruptionBudget\|priorityClassName\|topologySpreadConstraints\|NetworkPolicy' "$out/default.yaml"; then
+  echo "default values render a disruption budget, priority, spread or network policy" >&2; exit 1
 fi
 
 for bad in deploy/helm/testdata/bad-values/*.yaml; do
