@@ -13,7 +13,7 @@ func applyMemoryLimit(getenv func(string) string, readFile func(string) ([]byte,
 	if v := getenv("GOMEMLIMIT"); v != "" {
 		return v + " (GOMEMLIMIT)"
 	}
-	n := memoryLimit(getenv, readFile)
+	n := memoryLimit(readFile)
 	if n == 0 {
 		return "none"
 	}
@@ -30,12 +30,9 @@ func applyMemoryLimit(getenv func(string) string, readFile func(string) ([]byte,
 // nears. The other 20 % is for what Go does not count: SQLite's page
 // caches (modernc allocates them outside Go's heap) and thread stacks.
 //
-// GOMEMLIMIT, when set, wins (the runtime read it at start), and so does
-// no limit: 0 means leave Go's setting alone.
-func memoryLimit(getenv func(string) string, readFile func(string) ([]byte, error)) int64 {
-	if getenv("GOMEMLIMIT") != "" {
-		return 0
-	}
+// 0 means no limit was found: Go's setting stays. (GOMEMLIMIT, when set,
+// wins before this is asked: the runtime read it at start.)
+func memoryLimit(readFile func(string) ([]byte, error)) int64 {
 	// cgroup v2 (the container's own cgroup is the root of its namespace),
 	// then v1.
 	for _, p := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {

@@ -8,50 +8,40 @@ import (
 )
 
 // TestMemoryLimit: Go's soft memory limit follows the container's, with
-// room for what Go does not count; an operator's GOMEMLIMIT and the
-// absence of a limit leave Go's setting alone.
+// room for what Go does not count; without a limit there is none.
 func TestMemoryLimit(t *testing.T) {
 	const v2, v1 = "/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"
 	cases := []struct {
 		name  string
-		env   string
 		files map[string]string
 		want  int64
 	}{
-		{"cgroup v2, the chart's 128Mi", "", map[string]string{v2: "134217728\n"}, 107374180},
-		{"cgroup v2 without a limit", "", map[string]string{v2: "max\n"}, 0},
-		{"cgroup v1", "", map[string]string{v1: "268435456\n"}, 214748364},
+		{"cgroup v2, the chart's 128Mi", map[string]string{v2: "134217728\n"}, 107374180},
+		{"cgroup v2 without a limit", map[string]string{v2: "max\n"}, 0},
+		{"cgroup v1", map[string]string{v1: "268435456\n"}, 214748364},
 		// v1 writes "no limit" as MaxInt64 rounded down to a page.
-		{"cgroup v1 without a limit", "", map[string]string{v1: "9223372036854771712\n"}, 0},
-		{"v2 is read before v1", "", map[string]string{v2: "134217728", v1: "268435456"}, 107374180},
-		{"not in a container", "", nil, 0},
-		{"unreadable value", "", map[string]string{v2: "lots"}, 0},
-		// The runtime has read GOMEMLIMIT already; it stays.
-		{"GOMEMLIMIT wins", "200MiB", map[string]string{v2: "134217728"}, 0},
+		{"cgroup v1 without a limit", map[string]string{v1: "9223372036854771712\n"}, 0},
+		{"v2 is read before v1", map[string]string{v2: "134217728", v1: "268435456"}, 107374180},
+		{"not in a container", nil, 0},
+		{"unreadable value", map[string]string{v2: "lots"}, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			getenv := func(k string) string {
-				if k == "GOMEMLIMIT" {
-					return c.env
-				}
-				return ""
-			}
 			read := func(p string) ([]byte, error) {
 				if s, ok := c.files[p]; ok {
 					return []byte(s), nil
 				}
 				return nil, fs.ErrNotExist
 			}
-			if got := memoryLimit(getenv, read); got != c.want {
+			if got := memoryLimit(read); got != c.want {
 				t.Fatalf("memoryLimit = %d, want %d", got, c.want)
 			}
 		})
 	}
 }
 
-// TestApplyMemoryLimit: the limit found is the one Go runs with, and the
-// start line says so.
+// TestApplyMemoryLimit: the limit found is the one Go runs with, an
+// operator's GOMEMLIMIT wins, and the start line says which.
 func TestApplyMemoryLimit(t *testing.T) {
 	prev := debug.SetMemoryLimit(-1)
 	t.Cleanup(func() { debug.SetMemoryLimit(prev) })
@@ -64,7 +54,8 @@ func TestApplyMemoryLimit(t *testing.T) {
 	if got := applyMemoryLimit(none, func(string) ([]byte, error) { return nil, errors.New("no cgroup") }); got != "none" || debug.SetMemoryLimit(-1) != prev {
 		t.Fatalf("without a limit: %q, Go's limit %d", got, debug.SetMemoryLimit(-1))
 	}
-	if got := applyMemoryLimit(func(string) string { return "200MiB" }, nil); got != "200MiB (GOMEMLIMIT)" {
+	read := func(string) ([]byte, error) { return []byte("134217728"), nil }
+	if got := applyMemoryLimit(func(string) string { return "200MiB" }, read); got != "200MiB (GOMEMLIMIT)" || debug.SetMemoryLimit(-1) != prev {
 		t.Fatalf("with GOMEMLIMIT: %q", got)
 	}
 }

@@ -16,8 +16,8 @@ import (
 // is read, never to the day it was written.
 
 // slackDate is a moment for mrkdwn, after a lead word ("since", "from"),
-// which sits inside the token: Slack capitalises a date word that opens the
-// token's format ("Yesterday"). Clients that cannot show the token (and
+// which sits inside the token: Slack's clients capitalise a date word that
+// opens the token's format ("Yesterday"). Clients that cannot show the token (and
 // notifications) show the fallback, in UTC.
 func slackDate(lead string, t time.Time) string {
 	return fmt.Sprintf("<!date^%d^%s {date_short_pretty} at {time}|%s %s>", t.Unix(), lead, lead, utcStamp(t))
@@ -40,8 +40,9 @@ const LateAfter = 5 * time.Minute
 
 // SentLate marks a message that goes out long after it was written, so
 // that "waiting 35 min" is read as of then, not as of the post's own time
-// in Slack. The mark is added at delivery, from the written time alone, so
-// every attempt sends the same text; the frozen body is not changed.
+// in Slack. The mark is added at delivery and the frozen body is not
+// changed; the mark's text depends on the written time alone (an attempt
+// that went out is found in Slack by its key, never by its text).
 func SentLate(m Message, written time.Time) Message {
 	note := mrkdwn(":clock3: Sent late: held back " + slackDate("from", written) +
 		" by quiet hours, a silence, or Slack's limits or an outage. The ages above are as of then.")
