@@ -17,8 +17,8 @@ import (
 
 // slackDate is a moment for mrkdwn, after a lead word ("since", "from"),
 // which sits inside the token: Slack's clients capitalise a date word that
-// opens the token's format ("Yesterday"). Clients that cannot show the token (and
-// notifications) show the fallback, in UTC.
+// opens the token's format ("Yesterday"). Clients that cannot show the
+// token (and notifications) show the fallback, in UTC.
 func slackDate(lead string, t time.Time) string {
 	return fmt.Sprintf("<!date^%d^%s {date_short_pretty} at {time}|%s %s>", t.Unix(), lead, lead, utcStamp(t))
 }
@@ -47,20 +47,23 @@ func SentLate(m Message, written time.Time) Message {
 	note := mrkdwn(":clock3: Sent late: held back " + slackDate("from", written) +
 		" by quiet hours, a silence, or Slack's limits or an outage. The ages above are as of then.")
 	asOf := " (as of " + utcStamp(written) + ")"
-	out := Message{Text: clip(m.Text, maxFallback-utf8.RuneCountInString(asOf)) + asOf}
 	blocks := append([]slack.Block(nil), m.Blocks.BlockSet...)
-	if n := len(blocks); n > 0 {
-		if c, ok := blocks[n-1].(*slack.ContextBlock); ok && len(c.ContextElements.Elements) < 10 {
-			grown := *c
-			grown.ContextElements.Elements = append(append([]slack.MixedElement(nil), c.ContextElements.Elements...), note)
-			blocks[n-1] = &grown
-			out.Blocks = slack.Blocks{BlockSet: blocks}
-			return out
-		}
-	}
-	if len(blocks) < maxBlocks {
+	n := len(blocks)
+	if c, ok := lastContext(blocks); ok && len(c.ContextElements.Elements) < 10 {
+		grown := *c // the written message's block is not changed
+		grown.ContextElements.Elements = append(append([]slack.MixedElement(nil), c.ContextElements.Elements...), note)
+		blocks[n-1] = &grown
+	} else if n < maxBlocks {
 		blocks = append(blocks, slack.NewContextBlock("", note))
 	}
-	out.Blocks = slack.Blocks{BlockSet: blocks}
-	return out
+	return Message{Text: clip(m.Text, maxFallback-utf8.RuneCountInString(asOf)) + asOf, Blocks: slack.Blocks{BlockSet: blocks}}
+}
+
+// lastContext is the message's closing context line, if it ends with one.
+func lastContext(blocks []slack.Block) (*slack.ContextBlock, bool) {
+	if len(blocks) == 0 {
+		return nil, false
+	}
+	c, ok := blocks[len(blocks)-1].(*slack.ContextBlock)
+	return c, ok
 }
