@@ -305,14 +305,29 @@ func (s *Store) Episode(ctx context.Context, id string) (Episode, error) {
 	return e, s.wrap("read actions", closeRows(rows))
 }
 
-// Prune deletes episodes resolved before cutoff, with their actions.
+// Prune deletes episodes resolved before cutoff, with their actions, in
+// one transaction. An episode with an action still pending or claimed is
+// kept whatever its age: a resolve edit held back by a silence longer than
+// the retention, or a claim in flight, must still go out or settle, never
+// vanish with its row.
 func (s *Store) Prune(ctx context.Context, cutoff time.Time) (int64, error) {
-	if _, err := s.db.ExecContext(ctx, s.q(`DELETE FROM actions WHERE episode_id IN (SELECT id FROM episodes WHERE resolved_us < ?)`), us(cutoff)); err != nil {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, s.wrap("prune", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	const prunable = `resolved_us < ? AND NOT EXISTS (SELECT 1 FROM actions u
+	  WHERE u.episode_id = episodes.id AND u.state IN ('pending', 'claimed'))`
+	if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM actions WHERE episode_id IN (SELECT id FROM episodes WHERE `+prunable+`)`), us(cutoff)); err != nil {
 		return 0, s.wrap("prune actions", err)
 	}
-	res, err := s.db.ExecContext(ctx, s.q(`DELETE FROM episodes WHERE resolved_us < ?`), us(cutoff))
+	res, err := tx.ExecContext(ctx, s.q(`DELETE FROM episodes WHERE `+prunable), us(cutoff))
 	if err != nil {
 		return 0, s.wrap("prune episodes", err)
 	}
-	return res.RowsAffected()
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, s.wrap("prune episodes", err)
+	}
+	return n, s.wrap("prune", tx.Commit())
 }
