@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -44,13 +43,7 @@ func TestHeldBackStepSaysSentLate(t *testing.T) {
 			if len(msgs) != 1 {
 				t.Fatalf("%d messages", len(msgs))
 			}
-			var raw strings.Builder
-			enc := json.NewEncoder(&raw)
-			enc.SetEscapeHTML(false)
-			if err := enc.Encode(msgs[0].Blocks); err != nil {
-				t.Fatal(err)
-			}
-			blocks := raw.String()
+			blocks := blocksText(t, msgs[0])
 			if !strings.Contains(blocks, "Agent stalled 30 min on") {
 				t.Errorf("the written headline changed: %s", blocks)
 			}
