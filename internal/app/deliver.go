@@ -110,6 +110,9 @@ func (c *Cycle) deliverOne(ctx context.Context, run *deliveryRun, d ledger.Due) 
 	result := out.State
 	if result == ledger.StatePending {
 		result = "retried"
+		if out.Refund { // released untried: it waits, as a held action does
+			result = "deferred"
+		}
 	}
 	c.count(run, d.Action, result)
 	switch out.State {
@@ -124,7 +127,9 @@ func (c *Cycle) deliverOne(ctx context.Context, run *deliveryRun, d ledger.Due) 
 	case ledger.StateSuperseded:
 		log.Info("action superseded", zap.String("why", out.Error))
 	default:
-		if !out.Refund {
+		if out.Refund {
+			log.Debug("action waits", zap.String("why", out.Error))
+		} else {
 			log.Warn("action will be retried", zap.String("err", out.Error), zap.Time("next_attempt", out.NextAttempt))
 		}
 	}
@@ -175,7 +180,9 @@ func (c *Cycle) attempt(ctx context.Context, run *deliveryRun, cl ledger.Claim, 
 		}
 		holds, err := c.fence(ctx, e)
 		if err != nil {
-			return c.failed(now, a, fmt.Errorf("fence: %w", err), log)
+			out := c.failed(now, a, fmt.Errorf("fence: %w", err), log)
+			out.Uncertain = a.Uncertain // a read failed; nothing was sent
+			return out
 		}
 		if !holds {
 			return ledger.Outcome{State: ledger.StateSuperseded, Error: "the finding no longer holds (turn moved on or question answered)"}
@@ -293,6 +300,9 @@ func (c *Cycle) failed(now time.Time, a ledger.Action, err error, log *zap.Logge
 	v := notify.Classify(err)
 	if !v.Retry {
 		return ledger.Outcome{State: ledger.StateFailed, Error: OneLine(err)}
+	}
+	if v.NotSent { // the cycle's time ran out before the request: next cycle
+		return ledger.Outcome{State: ledger.StatePending, NextAttempt: now, Error: OneLine(err), Uncertain: a.Uncertain, Refund: true}
 	}
 	wait := notify.Backoff(a.Attempts)
 	if v.RateLimited && v.After > 0 {

@@ -31,6 +31,8 @@ type Verdict struct {
 	// another app or bot posted it (cant_update_message). What the edit
 	// had to say goes in the thread instead.
 	Frozen bool
+	// NotSent: the error came before any request left (ErrNotSent).
+	NotSent bool
 	// Code is Slack's error code or the HTTP status, for logs and metrics.
 	Code string
 }
@@ -56,6 +58,8 @@ func Classify(err error) Verdict {
 	switch {
 	case err == nil:
 		return Verdict{}
+	case errors.Is(err, ErrNotSent):
+		return Verdict{Retry: true, NotSent: true, Code: "not_sent"}
 	case errors.As(err, &rl):
 		return Verdict{Retry: true, After: rl.RetryAfter, RateLimited: true, Code: "429"}
 	case errors.As(err, &sc):

@@ -47,8 +47,17 @@ func (s *Slack) pace(ctx context.Context, channel string) error {
 		s.limiters[channel] = l
 	}
 	s.mu.Unlock()
-	return l.Wait(ctx)
+	if err := l.Wait(ctx); err != nil {
+		return fmt.Errorf("%w: waiting for the next slot in %s: %w", ErrNotSent, channel, err)
+	}
+	return nil
 }
+
+// ErrNotSent marks an error raised before any request left: the channel's
+// next slot would come after the cycle's deadline, or the cycle ended while
+// waiting for it. Nothing can have landed, so the action just waits for the
+// next cycle: no attempt spent, no evidence to look for.
+var ErrNotSent = errors.New("not sent")
 
 // Post sends a message (a thread reply when threadTS is set) carrying the
 // action key in its metadata, and returns its ts.

@@ -17,6 +17,33 @@ func testSlack(t *testing.T) (*Slack, *slacktest.Server) {
 }
 
 // TestSlackErrorsClassify: each Slack failure maps to the right verdict.
+// TestPacingNeverLeaves: a post whose channel slot comes after the
+// caller's deadline, or whose cycle has ended, fails before any request
+// leaves, and says so (NotSent): nothing can have landed.
+func TestPacingNeverLeaves(t *testing.T) {
+	srv := slacktest.New("xoxb-test")
+	defer srv.Close()
+	s := NewSlack("xoxb-test", srv.APIURL(), time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := s.Post(ctx, "C1", "", "k1", Message{Text: "first"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Post(ctx, "C1", "", "k2", Message{Text: "second"}) // next slot in 1 s
+	if v := Classify(err); !v.NotSent || !v.Retry || v.Uncertain {
+		t.Errorf("slot past the deadline: verdict %+v (err %v)", v, err)
+	}
+	ended, stop := context.WithCancel(context.Background())
+	stop()
+	_, err = s.Post(ended, "C2", "", "k3", Message{Text: "third"})
+	if v := Classify(err); !v.NotSent || v.Uncertain {
+		t.Errorf("cycle ended: verdict %+v (err %v)", v, err)
+	}
+	if n := srv.Calls("chat.postMessage"); n != 1 {
+		t.Errorf("%d requests, want only the first", n)
+	}
+}
+
 func TestSlackErrorsClassify(t *testing.T) {
 	cases := []struct {
 		name  string
