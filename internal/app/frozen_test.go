@@ -72,3 +72,40 @@ func TestFrozenFirstMessage(t *testing.T) {
 		})
 	}
 }
+
+// TestClearedEditKeepsTheFirstPost: the resolve edit is the first post as
+// it was sent ("waiting 20 min", with the question), under the cleared
+// line — not the finding rendered again at its last age — even after the
+// question has been repeated for hours and the decision no longer loads
+// the bodies of its thread replies.
+func TestClearedEditKeepsTheFirstPost(t *testing.T) {
+	b := kandevtest.NewBuilder(time.Now())
+	b.Session("s1", "Pick a driver", "ws", "WAITING_FOR_INPUT", time.Hour, "").
+		Turn("turn-1", 40*time.Minute, -1, "").Agent("tool_call", 35*time.Minute).
+		Clarification("p1", "q1", "Driver choice", "Pick A or B?", nil, "pending", 20*time.Minute, nil)
+	c, srv, _, db := testCycleDB(t, b.DS, nil)
+	clock := time.Now()
+	c.Now = func() time.Time { return clock }
+	ctx := context.Background()
+	for range 4 { // the first post, then hourly reminders in its thread
+		if _, err := c.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		clock = clock.Add(time.Hour)
+	}
+	msgs := srv.Messages()
+	if len(msgs) != 4 || msgs[3].ThreadTS != msgs[0].TS {
+		t.Fatalf("%d messages before the answer, want the first post and three reminders in its thread", len(msgs))
+	}
+	if _, err := db.DB().Exec(`UPDATE task_session_messages SET metadata = json_set(metadata, '$.status', 'answered') WHERE type = 'clarification_request'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	edited := srv.Messages()[0]
+	if text := blocksText(t, edited); edited.Edits != 1 || !strings.HasPrefix(edited.Text, "Cleared after") ||
+		!strings.Contains(text, "Question waiting 20 min on") || !strings.Contains(text, "Pick A or B?") {
+		t.Fatalf("the cleared edit (%d edits): %s", edited.Edits, text)
+	}
+}

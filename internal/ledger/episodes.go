@@ -84,6 +84,18 @@ const actionCols = `key, episode_id, seq, step, repeat_no, action, channel, ment
   created_us, updated_us, next_attempt_us, attempts, uncertain, claim_token, claimed_by, claimed_us,
   result_channel, result_ts, error, conflicts`
 
+// openActionCols are actionCols as a decision loads them (alias a): the
+// frozen body only of Slack posts that went to the top of the channel —
+// the first post, or a step whose first post failed or was superseded —
+// which a resolve edit starts from. Every other body (a thread reply per
+// repeat, piling up while a question waits for days) is read by delivery,
+// not by the decision, which needs none of them.
+const openActionCols = `key, episode_id, seq, step, repeat_no, action, channel, mention, parent_key, digest,
+  CASE WHEN a.action = 'slack' AND (a.parent_key = '' OR EXISTS (SELECT 1 FROM actions f
+    WHERE f.key = a.parent_key AND f.state IN ('failed', 'superseded'))) THEN a.body ELSE '' END, state,
+  created_us, updated_us, next_attempt_us, attempts, uncertain, claim_token, claimed_by, claimed_us,
+  result_channel, result_ts, error, conflicts`
+
 // actionRow receives one action row (see episodeRow).
 type actionRow struct {
 	a                               Action
@@ -134,7 +146,7 @@ func (s *Store) loadOpen(ctx context.Context, tx querier) (State, error) {
 	if err := closeRows(rows); err != nil {
 		return State{}, s.wrap("read episodes", err)
 	}
-	rows, err = tx.QueryContext(ctx, "SELECT "+actionCols+` FROM actions a WHERE EXISTS
+	rows, err = tx.QueryContext(ctx, "SELECT "+openActionCols+` FROM actions a WHERE EXISTS
 	  (SELECT 1 FROM episodes e WHERE e.id = a.episode_id AND e.resolved_us IS NULL) ORDER BY created_us, key`)
 	if err != nil {
 		return State{}, s.wrap("read actions", err)

@@ -95,6 +95,9 @@ func (a Action) Terminal() bool {
 
 // State is what a decision reads: the open episodes with their actions.
 type State struct {
+	// Open are the open episodes with all their actions; an action's Body
+	// is there only for a Slack post that went to the top of the channel
+	// (what a resolve edit starts from): see openActionCols.
 	Open []Episode
 }
 
