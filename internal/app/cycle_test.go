@@ -89,6 +89,17 @@ func oneStall() *kandevtest.Builder {
 	return b
 }
 
+// oneQuestion is kandev with one unanswered question: session s1
+// WAITING_FOR_INPUT, its open turn turn-real asking "Pick A or B?" (pending
+// p1) for 20 minutes.
+func oneQuestion() *kandevtest.Builder {
+	b := kandevtest.NewBuilder(time.Now())
+	s := b.Session("s1", "Pick a driver", "ws", "WAITING_FOR_INPUT", time.Hour, "")
+	s.Turn("turn-real", 40*time.Minute, -1, "").Agent("tool_call", 35*time.Minute).
+		Clarification("p1", "q1", "Driver choice", "Pick A or B?", []kandevtest.QuestionOpt{{ID: "a", Label: "pgx"}, {ID: "b", Label: "lib/pq"}}, "pending", 20*time.Minute, nil)
+	return b
+}
+
 // TestTurnMovedOnBeforeDelivery: the turn completed between the decision and
 // the delivery: the fence supersedes the action and nothing is sent.
 func TestTurnMovedOnBeforeDelivery(t *testing.T) {

@@ -79,11 +79,7 @@ func TestFrozenFirstMessage(t *testing.T) {
 // question has been repeated for hours and the decision no longer loads
 // the bodies of its thread replies.
 func TestClearedEditKeepsTheFirstPost(t *testing.T) {
-	b := kandevtest.NewBuilder(time.Now())
-	b.Session("s1", "Pick a driver", "ws", "WAITING_FOR_INPUT", time.Hour, "").
-		Turn("turn-1", 40*time.Minute, -1, "").Agent("tool_call", 35*time.Minute).
-		Clarification("p1", "q1", "Driver choice", "Pick A or B?", nil, "pending", 20*time.Minute, nil)
-	c, srv, _, db := testCycleDB(t, b.DS, nil)
+	c, srv, _, db := testCycleDB(t, oneQuestion().DS, nil)
 	clock := time.Now()
 	c.Now = func() time.Time { return clock }
 	ctx := context.Background()

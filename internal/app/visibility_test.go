@@ -18,11 +18,7 @@ import (
 // the first post, a reply for each change of visibility, and the first post
 // edited once when it clears.
 func TestQuestionHiddenThenVisible(t *testing.T) {
-	b := kandevtest.NewBuilder(time.Now())
-	s := b.Session("s1", "Pick a driver", "ws", "WAITING_FOR_INPUT", time.Hour, "")
-	s.Turn("turn-real", 40*time.Minute, -1, "").Agent("tool_call", 35*time.Minute).
-		Clarification("p1", "q1", "Driver choice", "Pick A or B?", []kandevtest.QuestionOpt{{ID: "a", Label: "pgx"}, {ID: "b", Label: "lib/pq"}}, "pending", 20*time.Minute, nil)
-	c, srv, _, db := testCycleDB(t, b.DS, nil)
+	c, srv, _, db := testCycleDB(t, oneQuestion().DS, nil)
 	ctx := context.Background()
 	cycle := func(step string) []slacktest.Message {
 		t.Helper()
