@@ -84,18 +84,6 @@ const actionCols = `key, episode_id, seq, step, repeat_no, action, channel, ment
   created_us, updated_us, next_attempt_us, attempts, uncertain, claim_token, claimed_by, claimed_us,
   result_channel, result_ts, error, conflicts`
 
-// openActionCols are actionCols as a decision loads them (alias a): the
-// frozen body only of Slack posts that went to the top of the channel —
-// the first post, or a step whose first post failed or was superseded —
-// which a resolve edit starts from. Every other body (a thread reply per
-// repeat, piling up while a question waits for days) is read by delivery,
-// not by the decision, which needs none of them.
-const openActionCols = `key, episode_id, seq, step, repeat_no, action, channel, mention, parent_key, digest,
-  CASE WHEN a.action = 'slack' AND (a.parent_key = '' OR EXISTS (SELECT 1 FROM actions f
-    WHERE f.key = a.parent_key AND f.state IN ('failed', 'superseded'))) THEN a.body ELSE '' END, state,
-  created_us, updated_us, next_attempt_us, attempts, uncertain, claim_token, claimed_by, claimed_us,
-  result_channel, result_ts, error, conflicts`
-
 // actionRow receives one action row (see episodeRow).
 type actionRow struct {
 	a                               Action
@@ -125,43 +113,6 @@ func scanAction(sc interface{ Scan(...any) error }) (Action, error) {
 
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}
-
-func (s *Store) loadOpen(ctx context.Context, tx querier) (State, error) {
-	rows, err := tx.QueryContext(ctx, "SELECT "+episodeCols+" FROM episodes WHERE resolved_us IS NULL ORDER BY opened_us, id")
-	if err != nil {
-		return State{}, s.wrap("read episodes", err)
-	}
-	var st State
-	idx := map[string]int{}
-	for rows.Next() {
-		e, err := scanEpisode(rows)
-		if err != nil {
-			_ = rows.Close()
-			return State{}, s.wrap("read episodes", err)
-		}
-		idx[e.ID] = len(st.Open)
-		st.Open = append(st.Open, e)
-	}
-	if err := closeRows(rows); err != nil {
-		return State{}, s.wrap("read episodes", err)
-	}
-	rows, err = tx.QueryContext(ctx, "SELECT "+openActionCols+` FROM actions a WHERE EXISTS
-	  (SELECT 1 FROM episodes e WHERE e.id = a.episode_id AND e.resolved_us IS NULL) ORDER BY created_us, key`)
-	if err != nil {
-		return State{}, s.wrap("read actions", err)
-	}
-	for rows.Next() {
-		a, err := scanAction(rows)
-		if err != nil {
-			_ = rows.Close()
-			return State{}, s.wrap("read actions", err)
-		}
-		if i, ok := idx[a.EpisodeID]; ok {
-			st.Open[i].Actions = append(st.Open[i].Actions, a)
-		}
-	}
-	return st, s.wrap("read actions", closeRows(rows))
 }
 
 func closeRows(rows *sql.Rows) error {

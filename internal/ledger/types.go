@@ -95,9 +95,9 @@ func (a Action) Terminal() bool {
 
 // State is what a decision reads: the open episodes with their actions.
 type State struct {
-	// Open are the open episodes with all their actions; an action's Body
-	// is there only for a Slack post that went to the top of the channel
-	// (what a resolve edit starts from): see openActionCols.
+	// Open are the open episodes with the actions a decision reads, not
+	// every action of their history, and an action's Body only for a Slack
+	// post that went to the top of the channel: see openActionsSQL.
 	Open []Episode
 }
 

@@ -1,0 +1,107 @@
+package ledger
+
+import (
+	"context"
+	"strings"
+)
+
+// What a decision loads of the open episodes' actions. A question nobody
+// answers is reminded every hour, and each reminder is an action row, so an
+// episode's actions grow for as long as it stays open: 200 questions left
+// for two weeks are 67,000 rows, about 45 MiB held by every cycle. A
+// decision (policy.Decide) reads only some of them, so only those are
+// loaded:
+//
+//   - pending and claimed ones (superseded by a newer step, or still owed);
+//   - Slack posts that went to the top of the channel — the first post, or
+//     a step whose first post failed or was superseded — with their frozen
+//     body, which a resolve edit starts from (no other body is loaded:
+//     delivery reads its own);
+//   - the newest step of each kind's ladder (an episode's kind flips
+//     between the two clarification kinds): under one policy the newest due
+//     step is never older, so it is this one or not decided yet;
+//   - the newest visibility-change reply (kind/N: N only grows);
+//   - the step sent (or maybe sent) last, by when: repeats are measured
+//     from it;
+//   - the newest failed action that was to tell someone (the one `episodes
+//     retry` queues again).
+//
+// The newest action (the status page's "last action") is among them: it is
+// the newest of its family.
+//
+// TestOpenStateDecidesAsTheFullHistory drives the real decision over
+// simulated weeks and checks that it decides the same from this set as
+// from every action; leaving out any one of the rules above makes it fail.
+// Only a policy edited while an episode is open can make the newest due
+// step an older one that was left out; that step is then decided again,
+// which inserts nothing (its key exists).
+const openActionsSQL = `SELECT a.key, a.episode_id, a.seq, a.step, a.repeat_no, a.action, a.channel, a.mention, a.parent_key, a.digest,
+  CASE WHEN ` + topLevelPost + ` THEN a.body ELSE '' END, a.state,
+  a.created_us, a.updated_us, a.next_attempt_us, a.attempts, a.uncertain, a.claim_token, a.claimed_by, a.claimed_us,
+  a.result_channel, a.result_ts, a.error, a.conflicts
+FROM actions a JOIN (
+  SELECT key FROM (
+    SELECT a.key, a.state, CASE WHEN ` + topLevelPost + ` THEN 1 ELSE 0 END AS top_level, ` + sentStep + ` AS sent, ` + failedToTell + ` AS failed,
+      ROW_NUMBER() OVER (PARTITION BY a.episode_id, FAMILY ORDER BY a.created_us DESC, a.key DESC) AS newest_of_family,
+      ROW_NUMBER() OVER (PARTITION BY a.episode_id, ` + sentStep + ` ORDER BY a.updated_us DESC, a.key DESC) AS last_sent,
+      ROW_NUMBER() OVER (PARTITION BY a.episode_id, ` + failedToTell + ` ORDER BY a.created_us DESC, a.key DESC) AS newest_failed
+    FROM actions a
+    WHERE EXISTS (SELECT 1 FROM episodes e WHERE e.id = a.episode_id AND e.resolved_us IS NULL)
+  ) w
+  WHERE w.state IN ('pending', 'claimed') OR w.top_level = 1 OR w.newest_of_family = 1
+    OR (w.last_sent = 1 AND w.sent) OR (w.newest_failed = 1 AND w.failed)
+) k ON k.key = a.key
+ORDER BY a.created_us, a.key`
+
+const (
+	topLevelPost = `a.action = 'slack' AND (a.parent_key = '' OR EXISTS (SELECT 1 FROM actions f
+      WHERE f.key = a.parent_key AND f.state IN ('failed', 'superseded')))`
+	sentStep     = `(a.seq LIKE 'step/%' AND (a.state IN ('delivered', 'claimed') OR a.state = 'pending' AND a.uncertain = 1))`
+	failedToTell = `(a.state = 'failed' AND a.action <> 'log')`
+)
+
+// family groups a ladder's steps ("step/<kind>/"), the visibility-change
+// replies ("kind/") and anything else by its seq.
+func (s *Store) family() string {
+	kind := `substr(a.seq, 1, 5 + instr(substr(a.seq, 6), '/'))`
+	if s.pg {
+		kind = `'step/' || split_part(a.seq, '/', 2) || '/'`
+	}
+	return `(CASE WHEN a.seq LIKE 'step/%' THEN ` + kind + ` WHEN a.seq LIKE 'kind/%' THEN 'kind/' ELSE a.seq END)`
+}
+
+func (s *Store) loadOpen(ctx context.Context, tx querier) (State, error) {
+	rows, err := tx.QueryContext(ctx, "SELECT "+episodeCols+" FROM episodes WHERE resolved_us IS NULL ORDER BY opened_us, id")
+	if err != nil {
+		return State{}, s.wrap("read episodes", err)
+	}
+	var st State
+	idx := map[string]int{}
+	for rows.Next() {
+		e, err := scanEpisode(rows)
+		if err != nil {
+			_ = rows.Close()
+			return State{}, s.wrap("read episodes", err)
+		}
+		idx[e.ID] = len(st.Open)
+		st.Open = append(st.Open, e)
+	}
+	if err := closeRows(rows); err != nil {
+		return State{}, s.wrap("read episodes", err)
+	}
+	rows, err = tx.QueryContext(ctx, strings.Replace(openActionsSQL, "FAMILY", s.family(), 1))
+	if err != nil {
+		return State{}, s.wrap("read actions", err)
+	}
+	for rows.Next() {
+		a, err := scanAction(rows)
+		if err != nil {
+			_ = rows.Close()
+			return State{}, s.wrap("read actions", err)
+		}
+		if i, ok := idx[a.EpisodeID]; ok {
+			st.Open[i].Actions = append(st.Open[i].Actions, a)
+		}
+	}
+	return st, s.wrap("read actions", closeRows(rows))
+}

@@ -1,0 +1,204 @@
+package ledger_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/watchdogd/watchdogd/internal/config"
+	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/policy"
+	"github.com/watchdogd/watchdogd/internal/scan"
+)
+
+// simPolicy is the shipped ladders plus a nudge ladder and a repeated
+// stall, so that the simulation has multi-step ladders that repeat, and
+// actions that are not Slack posts.
+const simPolicy = `slack:
+  token_file: /x
+  default_channel: C1
+policy:
+  stalled_turn:
+    steps:
+      - {after: 0s, action: slack}
+      - {after: 30m, action: slack, mention: true}
+    repeat_every: 45m
+  interrupted_session:
+    steps:
+      - {after: 0s, action: slack}
+      - {after: 20m, action: nudge}
+    repeat_every: 2h
+`
+
+// subject is one thing the simulated scans keep finding or not.
+type subject struct {
+	kind, session, pending string
+	present                bool
+	since                  time.Time
+	turn                   int
+}
+
+func (s *subject) finding(now time.Time) scan.Finding {
+	turn := fmt.Sprintf("turn-%s-%d", s.session, s.turn)
+	f := scan.Finding{Kind: s.kind, SessionID: s.session, TaskID: "task-" + s.session, TurnID: &turn, SinceTime: s.since,
+		AgeSeconds: int64(now.Sub(s.since) / time.Second), TaskTitle: "Task " + s.session, WorkspaceID: "ws"}
+	if s.pending != "" {
+		f.PendingID = &s.pending
+	}
+	return f
+}
+
+// TestOpenStateDecidesAsTheFullHistory drives the real decision over
+// simulated weeks of scans — questions flipping between unanswered and
+// shadowed, conditions clearing and coming back, deliveries that land,
+// fail for good, may have landed, stay held, or crash mid-claim — and at
+// every cycle decides twice: from the actions the ledger loads for a
+// decision, and from every action of every open episode. The two plans,
+// the untold counts and the retry queue must be identical, and the loaded
+// set must stay small while the full history grows.
+func TestOpenStateDecidesAsTheFullHistory(t *testing.T) {
+	ctx := context.Background()
+	cfg, err := config.Parse("sim.yaml", []byte(simPolicy), func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Three runs on SQLite and one on PostgreSQL (the SQL differs only in
+	// how a ladder's kind is cut out of a seq) of four simulated weeks each;
+	// a few days under the race detector.
+	days, seeds := 28, map[string]uint64{"sqlite": 3, "postgres": 1}
+	if raceBuild {
+		days, seeds = 3, map[string]uint64{"sqlite": 1, "postgres": 1}
+	}
+	for _, d := range dialects[:2] {
+		for seed := range seeds[d.name] {
+			t.Run(fmt.Sprintf("%s/seed%d", d.name, seed), func(t *testing.T) {
+				s := open(t, d.url(t))
+				rng := rand.New(rand.NewPCG(seed, 7))
+				subjects := []*subject{
+					{kind: scan.KindUnansweredClarification, session: "q1", pending: "p1"},
+					{kind: scan.KindUnansweredClarification, session: "q2", pending: "p2"},
+					{kind: scan.KindShadowedClarification, session: "q3", pending: "p3"},
+					{kind: scan.KindPendingPermission, session: "perm", pending: "x"},
+					{kind: scan.KindStalledTurn, session: "stall"},
+					{kind: scan.KindInterruptedSession, session: "parked"},
+				}
+				now, ids := t0, 0
+				full, loaded := 0, 0
+				for cycle := 0; now.Before(t0.Add(time.Duration(days) * 24 * time.Hour)); cycle++ {
+					now = now.Add(time.Duration(1+rng.IntN(90)) * time.Minute)
+					var findings []scan.Finding
+					for _, sb := range subjects {
+						switch {
+						case !sb.present && rng.IntN(4) == 0:
+							sb.present, sb.since, sb.turn = true, now.Add(-time.Duration(rng.IntN(40))*time.Minute), sb.turn+1
+						case sb.present && rng.IntN(60) == 0:
+							sb.present = false
+						}
+						if sb.present && sb.pending != "" && sb.kind != scan.KindPendingPermission && rng.IntN(4) == 0 {
+							sb.kind = map[string]string{scan.KindUnansweredClarification: scan.KindShadowedClarification,
+								scan.KindShadowedClarification: scan.KindUnansweredClarification}[sb.kind]
+						}
+						if sb.present {
+							findings = append(findings, sb.finding(now))
+						}
+					}
+					st, err := s.Peek(ctx)
+					if err != nil {
+						t.Fatal(err)
+					}
+					all := fullState(t, s, st)
+					in := func() policy.Input {
+						next := ids
+						return policy.Input{Now: now, Findings: findings, Config: cfg, Slack: true,
+							Reason: func(ledger.Episode) string { return "cleared" },
+							NewID:  func() string { next++; return fmt.Sprintf("ep-%06d", next) }}
+					}
+					got, want := policy.Decide(st, in()), policy.Decide(all, in())
+					if !reflect.DeepEqual(got, want) {
+						t.Fatalf("cycle %d at %s: the loaded actions decide\n%+v\nevery action decides\n%+v", cycle, now.Sub(t0), got, want)
+					}
+					ids += len(got.Open)
+					if g, w := policy.Untold(st), policy.Untold(all); !reflect.DeepEqual(g, w) {
+						t.Fatalf("cycle %d: untold %v, from every action %v", cycle, g, w)
+					}
+					if g, _ := policy.RetryFailed(st, "", now); !reflect.DeepEqual(g, first(policy.RetryFailed(all, "", now))) {
+						t.Fatalf("cycle %d: retry queue %v, from every action %v", cycle, g.Requeue, first(policy.RetryFailed(all, "", now)).Requeue)
+					}
+					for i, e := range st.Open {
+						if n := len(e.Actions); n > 0 && e.Actions[n-1].Key != all.Open[i].Actions[len(all.Open[i].Actions)-1].Key {
+							t.Fatalf("cycle %d: %s's last action differs", cycle, e.ID)
+						}
+						loaded, full = loaded+len(e.Actions), full+len(all.Open[i].Actions)
+					}
+					if _, _, err := s.Decide(ctx, func(ledger.State) (ledger.Plan, error) { return got, nil }); err != nil {
+						t.Fatal(err)
+					}
+					deliverSome(t, s, rng, now)
+				}
+				t.Logf("over the run: %d actions loaded for decisions, of %d in the open episodes' histories", loaded, full)
+				if loaded*2 > full {
+					t.Errorf("loaded %d of %d actions: the history is not left out", loaded, full)
+				}
+			})
+		}
+	}
+}
+
+func first(p ledger.Plan, _ bool) ledger.Plan { return p }
+
+// fullState is st with every action of each open episode.
+func fullState(t *testing.T, s *ledger.Store, st ledger.State) ledger.State {
+	t.Helper()
+	out := ledger.State{Open: make([]ledger.Episode, len(st.Open))}
+	for i, e := range st.Open {
+		full, err := s.Episode(context.Background(), e.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.Open[i] = full
+	}
+	return out
+}
+
+// deliverSome settles the due actions the way deliveries end: most land,
+// some fail for good, some may have landed and are retried, some are held,
+// some are left claimed by a holder that crashed.
+func deliverSome(t *testing.T, s *ledger.Store, rng *rand.Rand, now time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	due, err := s.DueActions(ctx, now, 2*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range due {
+		r := rng.IntN(20)
+		if r == 0 {
+			continue // held: a silence, quiet hours
+		}
+		token := uuid.NewString()
+		if _, ok, err := s.Claim(ctx, d.Key, "sim", token, now, 2*time.Minute); err != nil || !ok {
+			t.Fatalf("claim %s: %v %v", d.Key, ok, err)
+		}
+		var o ledger.Outcome
+		switch {
+		case r == 1:
+			continue // the holder crashed: claimed until the claim goes stale
+		case r == 2 || r == 5:
+			o = ledger.Outcome{State: ledger.StateFailed, Error: "channel_not_found"}
+		case r == 3:
+			o = ledger.Outcome{State: ledger.StatePending, Error: "timeout", Uncertain: true, NextAttempt: now.Add(5 * time.Second)}
+		case r == 4 || r == 6 || r == 7:
+			o = ledger.Outcome{State: ledger.StateSuperseded, Error: "the turn moved on"}
+		default:
+			o = ledger.Outcome{State: ledger.StateDelivered, ResultChannel: "C1", ResultTS: fmt.Sprintf("%d.000100", now.Unix())}
+		}
+		if err := s.Settle(ctx, d.Key, token, o, now); err != nil {
+			t.Fatalf("settle %s: %v", d.Key, err)
+		}
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package ledger_test
+
+const raceBuild = false
