@@ -31,7 +31,11 @@ import (
 //
 // TestOpenStateDecidesAsTheFullHistory drives the real decision over
 // simulated weeks and checks that it decides the same from this set as
-// from every action; leaving out any one of the rules above makes it fail.
+// from every action; leaving out any one of the rules above but the first
+// makes it fail. Pending and claimed actions are nearly always the newest
+// of their family or the last sent too; the exception (a visibility reply
+// held by a silence while the question flips twice more, which a resolve
+// must supersede) is rarer than the simulation's four weeks.
 // Only a policy edited while an episode is open can make the newest due
 // step an older one that was left out; that step is then decided again,
 // which inserts nothing (its key exists).
