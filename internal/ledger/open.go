@@ -40,12 +40,13 @@ import (
 // step an older one that was left out; that step is then decided again,
 // which inserts nothing (its key exists).
 const openActionsSQL = `SELECT a.key, a.episode_id, a.seq, a.step, a.repeat_no, a.action, a.channel, a.mention, a.parent_key, a.digest,
-  CASE WHEN ` + topLevelPost + ` THEN a.body ELSE '' END, a.state,
+  CASE WHEN k.top_level = 1 THEN a.body ELSE '' END, a.state,
   a.created_us, a.updated_us, a.next_attempt_us, a.attempts, a.uncertain, a.claim_token, a.claimed_by, a.claimed_us,
   a.result_channel, a.result_ts, a.error, a.conflicts
 FROM actions a JOIN (
-  SELECT key FROM (
-    SELECT a.key, a.state, CASE WHEN ` + topLevelPost + ` THEN 1 ELSE 0 END AS top_level, ` + sentStep + ` AS sent, ` + failedToTell + ` AS failed,
+  SELECT key, top_level FROM (
+    SELECT a.key, a.state, CASE WHEN a.action = 'slack' AND (a.parent_key = '' OR EXISTS (SELECT 1 FROM actions f
+        WHERE f.key = a.parent_key AND f.state IN ('failed', 'superseded'))) THEN 1 ELSE 0 END AS top_level, ` + sentStep + ` AS sent, ` + failedToTell + ` AS failed,
       ROW_NUMBER() OVER (PARTITION BY a.episode_id, FAMILY ORDER BY a.created_us DESC, a.key DESC) AS newest_of_family,
       ROW_NUMBER() OVER (PARTITION BY a.episode_id, ` + sentStep + ` ORDER BY a.updated_us DESC, a.key DESC) AS last_sent,
       ROW_NUMBER() OVER (PARTITION BY a.episode_id, ` + failedToTell + ` ORDER BY a.created_us DESC, a.key DESC) AS newest_failed
@@ -58,8 +59,6 @@ FROM actions a JOIN (
 ORDER BY a.created_us, a.key`
 
 const (
-	topLevelPost = `a.action = 'slack' AND (a.parent_key = '' OR EXISTS (SELECT 1 FROM actions f
-      WHERE f.key = a.parent_key AND f.state IN ('failed', 'superseded')))`
 	sentStep     = `(a.seq LIKE 'step/%' AND (a.state IN ('delivered', 'claimed') OR a.state = 'pending' AND a.uncertain = 1))`
 	failedToTell = `(a.state = 'failed' AND a.action <> 'log')`
 )
