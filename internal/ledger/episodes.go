@@ -257,15 +257,21 @@ func (s *Store) Episode(ctx context.Context, id string) (Episode, error) {
 	if err != nil {
 		return Episode{}, s.wrap("read actions", err)
 	}
+	err = scanActions(rows, func(a Action) { e.Actions = append(e.Actions, a) })
+	return e, s.wrap("read actions", err)
+}
+
+// scanActions reads every row of an actions query, then closes it.
+func scanActions(rows *sql.Rows, add func(Action)) error {
 	for rows.Next() {
 		a, err := scanAction(rows)
 		if err != nil {
 			_ = rows.Close()
-			return Episode{}, s.wrap("read actions", err)
+			return err
 		}
-		e.Actions = append(e.Actions, a)
+		add(a)
 	}
-	return e, s.wrap("read actions", closeRows(rows))
+	return closeRows(rows)
 }
 
 // Prune deletes episodes resolved before cutoff, with their actions, in

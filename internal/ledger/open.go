@@ -96,15 +96,10 @@ func (s *Store) loadOpen(ctx context.Context, tx querier) (State, error) {
 	if err != nil {
 		return State{}, s.wrap("read actions", err)
 	}
-	for rows.Next() {
-		a, err := scanAction(rows)
-		if err != nil {
-			_ = rows.Close()
-			return State{}, s.wrap("read actions", err)
-		}
+	err = scanActions(rows, func(a Action) {
 		if i, ok := idx[a.EpisodeID]; ok {
 			st.Open[i].Actions = append(st.Open[i].Actions, a)
 		}
-	}
-	return st, s.wrap("read actions", closeRows(rows))
+	})
+	return st, s.wrap("read actions", err)
 }
