@@ -184,14 +184,14 @@ func deliverSome(t *testing.T, s *ledger.Store, rng *rand.Rand, now time.Time) {
 			t.Fatalf("claim %s: %v %v", d.Key, ok, err)
 		}
 		var o ledger.Outcome
-		switch {
-		case r == 1:
+		switch r {
+		case 1:
 			continue // the holder crashed: claimed until the claim goes stale
-		case r == 2 || r == 5:
+		case 2, 5:
 			o = ledger.Outcome{State: ledger.StateFailed, Error: "channel_not_found"}
-		case r == 3:
+		case 3:
 			o = ledger.Outcome{State: ledger.StatePending, Error: "timeout", Uncertain: true, NextAttempt: now.Add(5 * time.Second)}
-		case r == 4 || r == 6 || r == 7:
+		case 4, 6, 7:
 			o = ledger.Outcome{State: ledger.StateSuperseded, Error: "the turn moved on"}
 		default:
 			o = ledger.Outcome{State: ledger.StateDelivered, ResultChannel: "C1", ResultTS: fmt.Sprintf("%d.000100", now.Unix())}
