@@ -12,8 +12,9 @@ import (
 )
 
 // TestCycleTimeoutLeavesTheRestWaiting: four posts due on one channel, paced
-// at one a second, in a cycle with 1.5 s left. Two go out; the other two
-// never leave (their slot would come after the deadline), so they wait for
+// at one a second, in a cycle with 1.5 s left. One or two go out (two on an
+// idle machine); the others never leave (their slot would come after the
+// deadline), so they wait for
 // the next cycle as held actions do: no attempt spent, no retry logged, and
 // not marked uncertain (which would make the next attempt search Slack's
 // history for a message that cannot exist).
@@ -30,8 +31,9 @@ func TestCycleTimeoutLeavesTheRestWaiting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(srv.Messages()) != 2 || res.Counts["delivered"] != 2 || res.Counts["deferred"] != 2 || res.Counts["retried"] != 0 {
-		t.Fatalf("first cycle: %d posts, outcomes %v", len(srv.Messages()), res.Counts)
+	sent := len(srv.Messages())
+	if sent < 1 || sent > 2 || res.Counts["delivered"] != sent || res.Counts["deferred"] != 4-sent || res.Counts["retried"] != 0 {
+		t.Fatalf("first cycle: %d posts, outcomes %v", sent, res.Counts)
 	}
 	for _, a := range res.Plan.Actions {
 		got, err := c.Store.Action(context.Background(), a.Key)
@@ -47,7 +49,7 @@ func TestCycleTimeoutLeavesTheRestWaiting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(srv.Messages()) != 4 || res.Counts["delivered"] != 2 {
+	if len(srv.Messages()) != 4 || res.Counts["delivered"] != 4-sent {
 		t.Fatalf("second cycle: %d posts, outcomes %v", len(srv.Messages()), res.Counts)
 	}
 	if n := srv.Calls("conversations.history"); n != 0 {

@@ -16,7 +16,6 @@ func testSlack(t *testing.T) (*Slack, *slacktest.Server) {
 	return NewSlack("xoxb-test", srv.APIURL(), 5*time.Second), srv
 }
 
-// TestSlackErrorsClassify: each Slack failure maps to the right verdict.
 // TestPacingNeverLeaves: a post whose channel slot comes after the
 // caller's deadline, or whose cycle has ended, fails before any request
 // leaves, and says so (NotSent): nothing can have landed.
@@ -24,12 +23,12 @@ func TestPacingNeverLeaves(t *testing.T) {
 	srv := slacktest.New("xoxb-test")
 	defer srv.Close()
 	s := NewSlack("xoxb-test", srv.APIURL(), time.Second)
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	if _, err := s.Post(ctx, "C1", "", "k1", Message{Text: "first"}); err != nil {
+	if _, err := s.Post(context.Background(), "C1", "", "k1", Message{Text: "first"}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := s.Post(ctx, "C1", "", "k2", Message{Text: "second"}) // next slot in 1 s
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err := s.Post(ctx, "C1", "", "k2", Message{Text: "second"}) // next slot in about 1 s
 	if v := Classify(err); !v.NotSent || !v.Retry || v.Uncertain {
 		t.Errorf("slot past the deadline: verdict %+v (err %v)", v, err)
 	}
@@ -44,6 +43,7 @@ func TestPacingNeverLeaves(t *testing.T) {
 	}
 }
 
+// TestSlackErrorsClassify: each Slack failure maps to the right verdict.
 func TestSlackErrorsClassify(t *testing.T) {
 	cases := []struct {
 		name  string
