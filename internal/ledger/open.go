@@ -1,9 +1,6 @@
 package ledger
 
-import (
-	"context"
-	"strings"
-)
+import "context"
 
 // What a decision loads of the open episodes' actions. A question nobody
 // answers is reminded every hour, and each reminder is an action row, so an
@@ -39,7 +36,8 @@ import (
 // Only a policy edited while an episode is open can make the newest due
 // step an older one that was left out; that step is then decided again,
 // which inserts nothing (its key exists).
-const openActionsSQL = `SELECT a.key, a.episode_id, a.seq, a.step, a.repeat_no, a.action, a.channel, a.mention, a.parent_key, a.digest,
+func (s *Store) openActionsSQL() string {
+	return `SELECT a.key, a.episode_id, a.seq, a.step, a.repeat_no, a.action, a.channel, a.mention, a.parent_key, a.digest,
   CASE WHEN k.top_level = 1 THEN a.body ELSE '' END, a.state,
   a.created_us, a.updated_us, a.next_attempt_us, a.attempts, a.uncertain, a.claim_token, a.claimed_by, a.claimed_us,
   a.result_channel, a.result_ts, a.error, a.conflicts
@@ -47,7 +45,7 @@ FROM actions a JOIN (
   SELECT key, top_level FROM (
     SELECT a.key, a.state, CASE WHEN a.action = 'slack' AND (a.parent_key = '' OR EXISTS (SELECT 1 FROM actions f
         WHERE f.key = a.parent_key AND f.state IN ('failed', 'superseded'))) THEN 1 ELSE 0 END AS top_level, ` + sentStep + ` AS sent, ` + failedToTell + ` AS failed,
-      ROW_NUMBER() OVER (PARTITION BY a.episode_id, FAMILY ORDER BY a.created_us DESC, a.key DESC) AS newest_of_family,
+      ROW_NUMBER() OVER (PARTITION BY a.episode_id, ` + s.family() + ` ORDER BY a.created_us DESC, a.key DESC) AS newest_of_family,
       ROW_NUMBER() OVER (PARTITION BY a.episode_id, ` + sentStep + ` ORDER BY a.updated_us DESC, a.key DESC) AS last_sent,
       ROW_NUMBER() OVER (PARTITION BY a.episode_id, ` + failedToTell + ` ORDER BY a.created_us DESC, a.key DESC) AS newest_failed
     FROM actions a
@@ -57,6 +55,7 @@ FROM actions a JOIN (
     OR (w.last_sent = 1 AND w.sent) OR (w.newest_failed = 1 AND w.failed)
 ) k ON k.key = a.key
 ORDER BY a.created_us, a.key`
+}
 
 const (
 	sentStep     = `(a.seq LIKE 'step/%' AND (a.state IN ('delivered', 'claimed') OR a.state = 'pending' AND a.uncertain = 1))`
@@ -92,7 +91,7 @@ func (s *Store) loadOpen(ctx context.Context, tx querier) (State, error) {
 	if err := closeRows(rows); err != nil {
 		return State{}, s.wrap("read episodes", err)
 	}
-	rows, err = tx.QueryContext(ctx, strings.Replace(openActionsSQL, "FAMILY", s.family(), 1))
+	rows, err = tx.QueryContext(ctx, s.openActionsSQL())
 	if err != nil {
 		return State{}, s.wrap("read actions", err)
 	}
