@@ -14,10 +14,9 @@ import (
 // TestCycleTimeoutLeavesTheRestWaiting: four posts due on one channel, paced
 // at one a second, in a cycle with 1.5 s left. One or two go out (two on an
 // idle machine); the others never leave (their slot would come after the
-// deadline), so they wait for
-// the next cycle as held actions do: no attempt spent, no retry logged, and
-// not marked uncertain (which would make the next attempt search Slack's
-// history for a message that cannot exist).
+// deadline), so they wait for the next cycle as held actions do: no attempt
+// spent, no retry logged, and not marked uncertain (which would make the
+// next attempt search Slack's history for a message that cannot exist).
 func TestCycleTimeoutLeavesTheRestWaiting(t *testing.T) {
 	b := kandevtest.NewBuilder(time.Now())
 	for _, id := range []string{"s1", "s2", "s3", "s4"} {
