@@ -87,11 +87,18 @@ func (e *env) startDaemon(base string, env ...string) *daemonProc {
 	return d
 }
 
-// get fetches path from the daemon; the timeout turns a wedged handler into
-// a test failure instead of a hung run.
-func (d *daemonProc) get(path string) (int, string) {
+// get fetches path from the daemon.
+func (d *daemonProc) get(path string) (int, string) { return d.send(http.MethodGet, path) }
+
+// send makes a bodiless request with any method; the timeout turns a wedged
+// handler into a test failure instead of a hung run.
+func (d *daemonProc) send(method, path string) (int, string) {
+	req, err := http.NewRequest(method, d.base+path, nil)
+	if err != nil {
+		return 0, err.Error()
+	}
 	client := http.Client{Timeout: 10 * time.Second}
-	resp, err := client.Get(d.base + path)
+	resp, err := client.Do(req)
 	if err != nil {
 		return 0, err.Error()
 	}
@@ -252,11 +259,24 @@ func TestReloadKeepsOldConfigWhenInvalid(t *testing.T) {
 	if n := len(logLines(d.out.String(), "config reload failed")); n != 1 {
 		t.Fatalf("%d reload failure lines", n)
 	}
+	// POST /-/reload answers with the outcome; other methods are refused.
+	if code, body := d.send(http.MethodPost, "/-/reload"); code != 500 || !strings.Contains(body, "thresholds.stall_after") {
+		t.Fatalf("POST /-/reload of an invalid file: %d %q", code, body)
+	}
+	if code, _ := d.get("/-/reload"); code != http.StatusMethodNotAllowed {
+		t.Fatalf("GET /-/reload: %d, want 405", code)
+	}
 	writeConfigText(t, e, baseConfig)
 	e.vars["extra"] = extra
 	writeConfigText(t, e, baseConfig)
 	_ = d.cmd.Process.Signal(syscall.SIGHUP)
 	waitFor(t, 10*time.Second, "reload metric 1", func() bool { return d.metric(t, "watchdogd_config_last_reload_successful") == 1 })
+	if code, body := d.send(http.MethodPut, "/-/reload"); code != 200 || body != "config reloaded\n" {
+		t.Fatalf("PUT /-/reload of a valid file: %d %q", code, body)
+	}
+	if n := len(logLines(d.out.String(), "config reloaded")); n != 2 {
+		t.Fatalf("%d reload lines, want 2 (SIGHUP, then PUT)", n)
+	}
 }
 
 // TestRotatedTokenFile: a bot token rotated in its file (as a Kubernetes

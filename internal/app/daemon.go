@@ -57,6 +57,12 @@ type daemon struct {
 	sched  *cron.Cron
 	entry  cron.EntryID
 	job    cron.Job
+
+	// reloads carries POST /-/reload to the loop that takes SIGHUP, so
+	// that reloads never overlap and none runs before the schedule exists;
+	// stopping closes when that loop ends.
+	reloads  chan chan error
+	stopping chan struct{}
 }
 
 // status is what the HTTP side reads.
@@ -82,7 +88,8 @@ func runDaemon(ctx context.Context, opts Options) error {
 	defer func() { _ = log.Sync() }()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	d := &daemon{opts: opts, log: log, level: level, reg: reg, m: NewMetrics(reg, opts.Version), holder: holder()}
+	d := &daemon{opts: opts, log: log, level: level, reg: reg, m: NewMetrics(reg, opts.Version), holder: holder(),
+		reloads: make(chan chan error), stopping: make(chan struct{})}
 	d.m.ReloadSuccess.Set(1)
 	d.m.ReloadTimestamp.SetToCurrentTime()
 	if cfg.Slack == nil {
@@ -128,12 +135,16 @@ func runDaemon(ctx context.Context, opts Options) error {
 	for {
 		select {
 		case <-hup:
-			d.reload()
+			_ = d.reload()
+			continue
+		case reply := <-d.reloads:
+			reply <- d.reload()
 			continue
 		case <-ctx.Done():
 		}
 		break
 	}
+	close(d.stopping)
 	return d.shutdown(srv, cancelWork)
 }
 
@@ -307,8 +318,9 @@ func (d *daemon) succeeded(rep scan.Report) {
 }
 
 // reload reads the config file again. An invalid file keeps the running
-// config, with config_last_reload_successful 0 and one clear log line.
-func (d *daemon) reload() {
+// config, with config_last_reload_successful 0 and one clear log line; the
+// error is also the answer to POST /-/reload.
+func (d *daemon) reload() error {
 	cfg, err := loadConfig(d.opts)
 	if err == nil {
 		for _, key := range keepRestartOnly(d.cfg.Load(), cfg) {
@@ -326,7 +338,7 @@ func (d *daemon) reload() {
 	if err != nil {
 		d.m.ReloadSuccess.Set(0)
 		d.log.Error("config reload failed; the previous configuration stays in effect", zap.String("err", OneLine(err)))
-		return
+		return err
 	}
 	if err := d.level.UnmarshalText([]byte(cfg.Log.Level)); err != nil {
 		d.log.Warn("log.level", zap.Error(err))
@@ -334,6 +346,7 @@ func (d *daemon) reload() {
 	d.m.ReloadSuccess.Set(1)
 	d.m.ReloadTimestamp.SetToCurrentTime()
 	d.log.Info("config reloaded", zap.String("file", cfg.File))
+	return nil
 }
 
 // keepRestartOnly carries the keys a running daemon cannot change over
