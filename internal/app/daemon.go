@@ -317,60 +317,6 @@ func (d *daemon) succeeded(rep scan.Report) {
 	d.status.mu.Unlock()
 }
 
-// reload reads the config file again. An invalid file keeps the running
-// config, with config_last_reload_successful 0 and one clear log line; the
-// error is also the answer to POST /-/reload.
-func (d *daemon) reload() error {
-	cfg, err := loadConfig(d.opts)
-	if err == nil {
-		for _, key := range keepRestartOnly(d.cfg.Load(), cfg) {
-			d.log.Warn("config key changed; it takes effect at the next restart", zap.String("key", key))
-		}
-		var src sources
-		if src, err = readSources(d.opts, cfg); err == nil {
-			d.mu.Lock() // after any in-flight cycle
-			if err = d.install(cfg, src); err == nil {
-				err = d.schedule(cfg.Schedule)
-			}
-			d.mu.Unlock()
-		}
-	}
-	if err != nil {
-		d.m.ReloadSuccess.Set(0)
-		d.log.Error("config reload failed; the previous configuration stays in effect", zap.String("err", OneLine(err)))
-		return err
-	}
-	if err := d.level.UnmarshalText([]byte(cfg.Log.Level)); err != nil {
-		d.log.Warn("log.level", zap.Error(err))
-	}
-	d.m.ReloadSuccess.Set(1)
-	d.m.ReloadTimestamp.SetToCurrentTime()
-	d.log.Info("config reloaded", zap.String("file", cfg.File))
-	return nil
-}
-
-// keepRestartOnly carries the keys a running daemon cannot change over
-// from old into cfg, and names those that differed: the listener is bound
-// at start, and the lease keeper (whether there is one, and its timer) runs
-// from start — enabling HA on reload would leave no lease to hold, so the
-// daemon would stop acting.
-func keepRestartOnly(old, cfg *config.Config) []string {
-	var changed []string
-	if old.HTTP.Listen != cfg.HTTP.Listen {
-		changed, cfg.HTTP.Listen = append(changed, "http.listen"), old.HTTP.Listen
-	}
-	if old.HTTP.WebConfigFile != cfg.HTTP.WebConfigFile {
-		changed, cfg.HTTP.WebConfigFile = append(changed, "http.web_config_file"), old.HTTP.WebConfigFile
-	}
-	if old.HA.Enabled != cfg.HA.Enabled {
-		changed, cfg.HA.Enabled = append(changed, "ha.enabled"), old.HA.Enabled
-	}
-	if old.HA.LeaseTTL != cfg.HA.LeaseTTL {
-		changed, cfg.HA.LeaseTTL = append(changed, "ha.lease_ttl"), old.HA.LeaseTTL
-	}
-	return changed
-}
-
 // shutdown stops scheduling, lets an in-flight cycle finish within
 // shutdownGrace, releases the lease and closes everything.
 func (d *daemon) shutdown(srv interface{ Shutdown(context.Context) error }, cancelWork context.CancelFunc) error {

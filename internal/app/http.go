@@ -59,27 +59,6 @@ func (d *daemon) serveHTTP(cfg *config.Config) (*http.Server, error) {
 	return srv, nil
 }
 
-// reloadHTTP is Alertmanager's POST /-/reload: the same reload as SIGHUP,
-// for a config reloader in another container, which cannot signal this
-// process. Other methods get 405 from the mux. The answer says whether the
-// new file took effect, and why not (file, line, field; never a secret).
-func (d *daemon) reloadHTTP(w http.ResponseWriter, r *http.Request) {
-	reply := make(chan error, 1)
-	select {
-	case d.reloads <- reply:
-	case <-d.stopping:
-		http.Error(w, "shutting down", http.StatusServiceUnavailable)
-		return
-	case <-r.Context().Done():
-		return
-	}
-	if err := <-reply; err != nil {
-		http.Error(w, "failed to reload config: "+OneLine(err), http.StatusInternalServerError)
-		return
-	}
-	_, _ = w.Write([]byte("config reloaded\n"))
-}
-
 // ui serves a page only while http.ui is on (task titles and questions are
 // shown there).
 func (d *daemon) ui(h http.HandlerFunc) http.HandlerFunc {

@@ -1,0 +1,84 @@
+package app
+
+import (
+	"net/http"
+
+	"go.uber.org/zap"
+
+	"github.com/watchdogd/watchdogd/internal/config"
+)
+
+// reload reads the config file again. An invalid file keeps the running
+// config, with config_last_reload_successful 0 and one clear log line; the
+// error is also the answer to POST /-/reload.
+func (d *daemon) reload() error {
+	cfg, err := loadConfig(d.opts)
+	if err == nil {
+		for _, key := range keepRestartOnly(d.cfg.Load(), cfg) {
+			d.log.Warn("config key changed; it takes effect at the next restart", zap.String("key", key))
+		}
+		var src sources
+		if src, err = readSources(d.opts, cfg); err == nil {
+			d.mu.Lock() // after any in-flight cycle
+			if err = d.install(cfg, src); err == nil {
+				err = d.schedule(cfg.Schedule)
+			}
+			d.mu.Unlock()
+		}
+	}
+	if err != nil {
+		d.m.ReloadSuccess.Set(0)
+		d.log.Error("config reload failed; the previous configuration stays in effect", zap.String("err", OneLine(err)))
+		return err
+	}
+	if err := d.level.UnmarshalText([]byte(cfg.Log.Level)); err != nil {
+		d.log.Warn("log.level", zap.Error(err))
+	}
+	d.m.ReloadSuccess.Set(1)
+	d.m.ReloadTimestamp.SetToCurrentTime()
+	d.log.Info("config reloaded", zap.String("file", cfg.File))
+	return nil
+}
+
+// keepRestartOnly carries the keys a running daemon cannot change over
+// from old into cfg, and names those that differed: the listener is bound
+// at start, and the lease keeper (whether there is one, and its timer) runs
+// from start — enabling HA on reload would leave no lease to hold, so the
+// daemon would stop acting.
+func keepRestartOnly(old, cfg *config.Config) []string {
+	var changed []string
+	if old.HTTP.Listen != cfg.HTTP.Listen {
+		changed, cfg.HTTP.Listen = append(changed, "http.listen"), old.HTTP.Listen
+	}
+	if old.HTTP.WebConfigFile != cfg.HTTP.WebConfigFile {
+		changed, cfg.HTTP.WebConfigFile = append(changed, "http.web_config_file"), old.HTTP.WebConfigFile
+	}
+	if old.HA.Enabled != cfg.HA.Enabled {
+		changed, cfg.HA.Enabled = append(changed, "ha.enabled"), old.HA.Enabled
+	}
+	if old.HA.LeaseTTL != cfg.HA.LeaseTTL {
+		changed, cfg.HA.LeaseTTL = append(changed, "ha.lease_ttl"), old.HA.LeaseTTL
+	}
+	return changed
+}
+
+// reloadHTTP is Alertmanager's POST /-/reload: the same reload as SIGHUP,
+// for a config reloader in another container, which cannot signal this
+// process. Other methods get 405 from the mux. The answer says whether the
+// new file took effect, and why not (file, line, field; never a secret).
+func (d *daemon) reloadHTTP(w http.ResponseWriter, r *http.Request) {
+	reply := make(chan error, 1)
+	select {
+	case d.reloads <- reply:
+	case <-d.stopping:
+		http.Error(w, "shutting down", http.StatusServiceUnavailable)
+		return
+	case <-r.Context().Done():
+		return
+	}
+	if err := <-reply; err != nil {
+		http.Error(w, "failed to reload config: "+OneLine(err), http.StatusInternalServerError)
+		return
+	}
+	_, _ = w.Write([]byte("config reloaded\n"))
+}
