@@ -99,11 +99,19 @@ func (v validator) kandev(c *Config) {
 	if c.Kandev.CurrentTurnRule != "pre_spec" && c.Kandev.CurrentTurnRule != "spec" {
 		v.add("kandev.current_turn_rule", "%q is not pre_spec or spec", c.Kandev.CurrentTurnRule)
 	}
-	u, err := url.Parse(c.Kandev.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		v.add("kandev.base_url", "%q is not an http(s) URL", c.Kandev.BaseURL)
-	} else if u.User != nil {
-		v.add("kandev.base_url", "must not carry credentials; use kandev.token_file")
+	v.httpURL("kandev.base_url", c.Kandev.BaseURL, "use kandev.token_file")
+}
+
+// httpURL checks an http(s) URL. One that carries credentials is refused
+// without being quoted, even when it is otherwise malformed: quoting it
+// would put a password into check-config's output and the daemon's log.
+func (v validator) httpURL(path, raw, hint string) {
+	u, err := url.Parse(raw)
+	switch {
+	case err == nil && u.User != nil, err != nil && strings.Contains(raw, "@"):
+		v.add(path, "must not carry credentials; %s", hint)
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		v.add(path, "%q is not an http(s) URL", raw)
 	}
 }
 
@@ -180,9 +188,7 @@ func (v validator) slack(c *Config) {
 	if s.TokenFile == "" && !v.d.envSet("WATCHDOGD_SLACK_TOKEN") {
 		v.add("slack.token_file", "no bot token source: set slack.token_file or WATCHDOGD_SLACK_TOKEN")
 	}
-	if u, err := url.Parse(s.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-		v.add("slack.api_url", "%q is not an http(s) URL", s.APIURL)
-	}
+	v.httpURL("slack.api_url", s.APIURL, "the bot token comes from slack.token_file")
 	if s.MaxMessagesPerCycle < 1 {
 		v.add("slack.max_messages_per_cycle", "must be at least 1")
 	}
