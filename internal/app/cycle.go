@@ -85,9 +85,11 @@ func (c *Cycle) Run(ctx context.Context) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	res.Plan, res.Applied, err = c.Store.Decide(ctx, func(st ledger.State) (ledger.Plan, error) {
+	in := c.policyInput(rep, snap, now)
+	want := func(st ledger.State) []string { return policy.Wanted(st, in) }
+	res.Plan, res.Applied, err = c.Store.DecideFor(ctx, want, func(st ledger.State) (ledger.Plan, error) {
 		c.observeUntold(st)
-		p := policy.Decide(st, c.policyInput(rep, snap, now))
+		p := policy.Decide(st, in)
 		render(&p, st, rep, c.Config, now)
 		return p, nil
 	})

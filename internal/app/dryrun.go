@@ -18,11 +18,12 @@ func (c *Cycle) DryRun(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	st, err := c.Store.Peek(ctx)
+	in := c.policyInput(rep, snap, now)
+	st, err := c.Store.PeekFor(ctx, func(st ledger.State) []string { return policy.Wanted(st, in) })
 	if err != nil {
 		return err
 	}
-	p := policy.Decide(st, c.policyInput(rep, snap, now))
+	p := policy.Decide(st, in)
 	render(&p, st, rep, c.Config, now)
 	fmt.Fprintf(w, "Dry run at %s: %d active sessions, %d findings, %d open episodes. Nothing is written or sent.\n\n",
 		rep.ScannedAt, len(rep.Sessions), len(rep.Findings), len(st.Open))

@@ -16,6 +16,14 @@ const decideLock = 7214392
 // ledger run one after the other, so two processes never open the same
 // episode twice or decide the same step twice.
 func (s *Store) Decide(ctx context.Context, plan func(State) (Plan, error)) (Plan, Applied, error) {
+	return s.DecideFor(ctx, nil, plan)
+}
+
+// DecideFor is Decide for a plan that needs, beside what the ledger loads,
+// the stored actions that want names by key (policy.Wanted: each episode's
+// newest due step, which a policy edited while the episode is open can make
+// an old one; see openActionsSQL).
+func (s *Store) DecideFor(ctx context.Context, want func(State) []string, plan func(State) (Plan, error)) (Plan, Applied, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return Plan{}, Applied{}, s.wrap("begin decision", err)
@@ -26,7 +34,7 @@ func (s *Store) Decide(ctx context.Context, plan func(State) (Plan, error)) (Pla
 			return Plan{}, Applied{}, s.wrap("lock decision", err)
 		}
 	}
-	st, err := s.loadOpen(ctx, tx)
+	st, err := s.loadOpen(ctx, tx, want)
 	if err != nil {
 		return Plan{}, Applied{}, err
 	}
@@ -44,10 +52,16 @@ func (s *Store) Decide(ctx context.Context, plan func(State) (Plan, error)) (Pla
 	return p, applied, nil
 }
 
-// Peek loads the open episodes without changing anything (--dry-run, the
-// status page).
+// Peek loads the open episodes without changing anything (the status page,
+// a standby's gauges).
 func (s *Store) Peek(ctx context.Context) (State, error) {
-	return s.loadOpen(ctx, s.db)
+	return s.loadOpen(ctx, s.db, nil)
+}
+
+// PeekFor is Peek with the actions want names, as DecideFor loads them
+// (--dry-run decides from it).
+func (s *Store) PeekFor(ctx context.Context, want func(State) []string) (State, error) {
+	return s.loadOpen(ctx, s.db, want)
 }
 
 const episodeCols = `id, identity, kind, session_id, task_id, workspace_id, turn_id, pending_id, task_title,

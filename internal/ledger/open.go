@@ -1,6 +1,11 @@
 package ledger
 
-import "context"
+import (
+	"context"
+	"slices"
+	"sort"
+	"strings"
+)
 
 // What a decision loads of the open episodes' actions. A question nobody
 // answers is reminded every hour, and each reminder is an action row, so an
@@ -33,9 +38,14 @@ import "context"
 // of their family or the last sent too; the exception (a visibility reply
 // held by a silence while the question flips twice more, which a resolve
 // must supersede) is rarer than the simulation's four weeks.
-// Only a policy edited while an episode is open can make the newest due
-// step an older one that was left out; that step is then decided again,
-// which inserts nothing (its key exists).
+//
+// Only a policy edited while an episode is open (or a new release's
+// default ladders) can make the newest due step an older one that was left
+// out. A decision would then take it for a new step: superseding the
+// pending steps after it, where the full history keeps them. So the caller
+// names the steps it is about to decide (want, from policy.Wanted), and
+// those among them that are stored are loaded too (loadKeys); the
+// simulation edits its policy while episodes are open to hold this.
 func (s *Store) openActionsSQL() string {
 	return `SELECT a.key, a.episode_id, a.seq, a.step, a.repeat_no, a.action, a.channel, a.mention, a.parent_key, a.digest,
   CASE WHEN k.top_level = 1 THEN a.body ELSE '' END, a.state,
@@ -72,7 +82,7 @@ func (s *Store) family() string {
 	return `(CASE WHEN a.seq LIKE 'step/%' THEN ` + kind + ` WHEN a.seq LIKE 'kind/%' THEN 'kind/' ELSE a.seq END)`
 }
 
-func (s *Store) loadOpen(ctx context.Context, tx querier) (State, error) {
+func (s *Store) loadOpen(ctx context.Context, tx querier, want func(State) []string) (State, error) {
 	rows, err := tx.QueryContext(ctx, "SELECT "+episodeCols+" FROM episodes WHERE resolved_us IS NULL ORDER BY opened_us, id")
 	if err != nil {
 		return State{}, s.wrap("read episodes", err)
@@ -100,5 +110,54 @@ func (s *Store) loadOpen(ctx context.Context, tx querier) (State, error) {
 			st.Open[i].Actions = append(st.Open[i].Actions, a)
 		}
 	})
-	return st, s.wrap("read actions", err)
+	if err != nil || want == nil {
+		return st, s.wrap("read actions", err)
+	}
+	return st, s.loadKeys(ctx, tx, &st, idx, want(st))
+}
+
+// keysPerQuery bounds a lookup's placeholders (SQLite allows 32,766).
+const keysPerQuery = 500
+
+// loadKeys adds to st the stored actions among keys, each into its
+// episode's actions in the order openActionsSQL gives (created, then key).
+// The keys are ones st lacks, so none is a top-level post: like every
+// action loaded but those, it comes without its body.
+func (s *Store) loadKeys(ctx context.Context, tx querier, st *State, idx map[string]int, keys []string) error {
+	for len(keys) > 0 {
+		batch := keys[:min(len(keys), keysPerQuery)]
+		keys = keys[len(batch):]
+		args := make([]any, len(batch))
+		for i, k := range batch {
+			args[i] = k
+		}
+		marks := strings.TrimSuffix(strings.Repeat("?, ", len(batch)), ", ")
+		rows, err := tx.QueryContext(ctx, s.q("SELECT "+actionCols+" FROM actions WHERE key IN ("+marks+")"), args...)
+		if err != nil {
+			return s.wrap("read due actions", err)
+		}
+		err = scanActions(rows, func(a Action) {
+			if i, ok := idx[a.EpisodeID]; ok {
+				a.Body = ""
+				st.Open[i].Actions = insertOrdered(st.Open[i].Actions, a)
+			}
+		})
+		if err != nil {
+			return s.wrap("read due actions", err)
+		}
+	}
+	return nil
+}
+
+// insertOrdered puts a into actions, ordered by creation, then key; an
+// action already there is not added twice.
+func insertOrdered(actions []Action, a Action) []Action {
+	i := sort.Search(len(actions), func(i int) bool {
+		b := actions[i]
+		return b.CreatedAt.After(a.CreatedAt) || b.CreatedAt.Equal(a.CreatedAt) && b.Key >= a.Key
+	})
+	if i < len(actions) && actions[i].Key == a.Key {
+		return actions
+	}
+	return slices.Insert(actions, i, a)
 }

@@ -35,6 +35,32 @@ policy:
     repeat_every: 2h
 `
 
+// simPolicyEdited is simPolicy as an operator might edit it while episodes
+// are open: longer ladders with other steps and periods, so that switching
+// back makes an older step the newest due one again — a step the ledger
+// may have left out of what it loads.
+const simPolicyEdited = `slack:
+  token_file: /x
+  default_channel: C1
+policy:
+  stalled_turn:
+    steps:
+      - {after: 0s, action: slack}
+      - {after: 10m, action: cancel_and_nudge}
+      - {after: 20m, action: slack, mention: true}
+  interrupted_session:
+    steps:
+      - {after: 0s, action: slack}
+    repeat_every: 30m
+  unanswered_clarification:
+    steps:
+      - {after: 0s, action: slack}
+      - {after: 15m, action: slack}
+      - {after: 30m, action: slack, mention: true}
+      - {after: 3h, action: slack, mention: true}
+    repeat_every: 3h
+`
+
 // subject is one thing the simulated scans keep finding or not.
 type subject struct {
 	kind, session, pending string
@@ -63,9 +89,13 @@ func (s *subject) finding(now time.Time) scan.Finding {
 // set must stay small while the full history grows.
 func TestOpenStateDecidesAsTheFullHistory(t *testing.T) {
 	ctx := context.Background()
-	cfg, err := config.Parse("sim.yaml", []byte(simPolicy), func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
+	var policies [2]*config.Config
+	for i, text := range []string{simPolicy, simPolicyEdited} {
+		cfg, err := config.Parse("sim.yaml", []byte(text), func(string) string { return "" })
+		if err != nil {
+			t.Fatal(err)
+		}
+		policies[i] = cfg
 	}
 	// Three runs on SQLite and one on PostgreSQL (the SQL differs only in
 	// how a ladder's kind is cut out of a seq) of four simulated weeks each;
@@ -89,6 +119,7 @@ func TestOpenStateDecidesAsTheFullHistory(t *testing.T) {
 				}
 				now, ids := t0, 0
 				full, loaded := 0, 0
+				revived := 0 // steps left out of the plain load that a decision needed
 				for cycle := 0; now.Before(t0.Add(time.Duration(days) * 24 * time.Hour)); cycle++ {
 					now = now.Add(time.Duration(1+rng.IntN(90)) * time.Minute)
 					var findings []scan.Finding
@@ -107,26 +138,33 @@ func TestOpenStateDecidesAsTheFullHistory(t *testing.T) {
 							findings = append(findings, sb.finding(now))
 						}
 					}
-					st, err := s.Peek(ctx)
-					if err != nil {
-						t.Fatal(err)
-					}
-					all := fullState(t, s, st)
+					// The policy is edited every three hours, episodes open.
+					cfg := policies[int(now.Sub(t0)/(3*time.Hour))%2]
 					in := func() policy.Input {
 						next := ids
 						return policy.Input{Now: now, Findings: findings, Config: cfg, Slack: true,
 							Reason: func(ledger.Episode) string { return "cleared" },
 							NewID:  func() string { next++; return fmt.Sprintf("ep-%06d", next) }}
 					}
+					st, err := s.PeekFor(ctx, func(st ledger.State) []string { return policy.Wanted(st, in()) })
+					if err != nil {
+						t.Fatal(err)
+					}
+					plain, err := s.Peek(ctx)
+					if err != nil {
+						t.Fatal(err)
+					}
+					all := fullState(t, s, plain)
 					got, want := policy.Decide(st, in()), policy.Decide(all, in())
 					if !reflect.DeepEqual(got, want) {
 						t.Fatalf("cycle %d at %s: the loaded actions decide\n%+v\nevery action decides\n%+v", cycle, now.Sub(t0), got, want)
 					}
 					ids += len(got.Open)
+					revived += redecidedLeftOut(want, plain, all)
 					if g, w := policy.Untold(st), policy.Untold(all); !reflect.DeepEqual(g, w) {
 						t.Fatalf("cycle %d: untold %v, from every action %v", cycle, g, w)
 					}
-					g, _ := policy.RetryFailed(st, "", now)
+					g, _ := policy.RetryFailed(plain, "", now)
 					if w, _ := policy.RetryFailed(all, "", now); !reflect.DeepEqual(g, w) {
 						t.Fatalf("cycle %d: retry queue %v, from every action %v", cycle, g.Requeue, w.Requeue)
 					}
@@ -141,13 +179,38 @@ func TestOpenStateDecidesAsTheFullHistory(t *testing.T) {
 					}
 					deliverSome(t, s, rng, now)
 				}
-				t.Logf("over the run: %d actions loaded for decisions, of %d in the open episodes' histories", loaded, full)
+				t.Logf("over the run: %d actions loaded for decisions, of %d in the open episodes' histories; %d old steps due again",
+					loaded, full, revived)
 				if loaded*2 > full {
 					t.Errorf("loaded %d of %d actions: the history is not left out", loaded, full)
+				}
+				if revived == 0 {
+					t.Error("no policy edit made a left-out step due again: the run does not test the lookup")
 				}
 			})
 		}
 	}
+}
+
+// redecidedLeftOut counts the plan's actions that are stored but were not
+// in the plain load: old steps that an edited policy made due again.
+func redecidedLeftOut(p ledger.Plan, plain, all ledger.State) int {
+	stored, loaded := map[string]bool{}, map[string]bool{}
+	for i := range all.Open {
+		for _, a := range all.Open[i].Actions {
+			stored[a.Key] = true
+		}
+		for _, a := range plain.Open[i].Actions {
+			loaded[a.Key] = true
+		}
+	}
+	n := 0
+	for _, a := range p.Actions {
+		if stored[a.Key] && !loaded[a.Key] {
+			n++
+		}
+	}
+	return n
 }
 
 // fullState is st with every action of each open episode.

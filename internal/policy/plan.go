@@ -152,17 +152,49 @@ func (p *planner) refresh(e ledger.Episode, f scan.Finding) {
 // reports whether that step is a new decision.
 func (p *planner) steps(e ledger.Episode) bool {
 	pol := p.policy(e.Kind)
-	occ, ok := Due(e.Since, pol, p.in.Now)
+	occ, seq, ok := p.due(e)
 	if !ok {
 		return false
 	}
 	step := pol.Steps[occ.Step]
-	seq := fmt.Sprintf("step/%s/%d/%d", e.Kind, occ.Step, occ.Repeat)
 	if actionBySeq(e, seq) == nil && RepeatCovered(occ, pol, lastStepSent(e)) {
 		return false
 	}
 	p.decide(e, seq, occ.Step, occ.Repeat, step.Action, step.Mention)
 	return actionBySeq(e, seq) == nil
+}
+
+// due is the episode's newest due step of its kind's ladder and its seq.
+func (p *planner) due(e ledger.Episode) (Occurrence, string, bool) {
+	occ, ok := Due(e.Since, p.policy(e.Kind), p.in.Now)
+	return occ, fmt.Sprintf("step/%s/%d/%d", e.Kind, occ.Step, occ.Repeat), ok
+}
+
+// Wanted names the stored actions Decide needs that st may lack: each
+// still-reported episode's newest due step that st does not hold. Under one
+// policy that step is stored only as the newest of its ladder, which the
+// ledger loads; a policy edited while the episode is open can make an older
+// step due again, and Decide must see that it exists (to decide it again,
+// not anew). Most keys named are of steps not decided yet, and find nothing.
+func Wanted(st ledger.State, in Input) []string {
+	p := planner{in: in}
+	byIdentity := map[string]ledger.Episode{}
+	for _, e := range st.Open {
+		byIdentity[e.Identity] = e
+	}
+	var keys []string
+	for _, f := range in.Findings {
+		e, ok := byIdentity[Identity(f)]
+		if !ok {
+			continue
+		}
+		delete(byIdentity, e.Identity) // Decide reads the first finding only
+		e.Kind = f.Kind
+		if _, seq, ok := p.due(e); ok && actionBySeq(e, seq) == nil {
+			keys = append(keys, Key(e.ID, seq))
+		}
+	}
+	return keys
 }
 
 // decide adds one decision (or re-decides an existing one, for conflict
