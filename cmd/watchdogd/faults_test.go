@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -328,8 +329,18 @@ func TestFaultSecretsNeverLeak(t *testing.T) {
 		_, body := d.get(p)
 		outs = append(outs, body)
 	}
-	// A database URL with a password, from the environment, that fails.
 	const password = "hunter2-do-not-log"
+	// A config file that puts the password into kandev's URL (refused), as
+	// check-config and POST /-/reload answer it.
+	writeConfigText(t, e, strings.Replace(baseConfig, "base_url: {{.ws}}", `base_url: "ftp://bot:`+password+`@kandev"`, 1))
+	code, body := d.send(http.MethodPost, "/-/reload")
+	if code != http.StatusInternalServerError || !strings.Contains(body, "kandev.base_url: must not carry credentials") {
+		t.Fatalf("reload of a URL with credentials: %d %q", code, body)
+	}
+	r := watchdogd(t, e.environ(), "check-config", e.cfg)
+	outs = append(outs, body, r.stdout, r.stderr)
+	writeConfigText(t, e, baseConfig)
+	// A database URL with a password, from the environment, that fails.
 	dead := "postgres://watchdogd:" + password + "@127.0.0.1:1/kandev?connect_timeout=1"
 	for _, args := range [][]string{
 		{"scan", "--config", e.cfg, "--database-url", dead},
@@ -361,5 +372,5 @@ func TestFaultSecretsNeverLeak(t *testing.T) {
 			}
 		}
 	}
-	figure(t, "Slack token, kandev token and a database password: absent from %d outputs (logs, errors, status page, API, metrics, check-config)", len(outs))
+	figure(t, "Slack token, kandev token and a database password: absent from %d outputs (logs, errors, status page, API, metrics, reload, check-config)", len(outs))
 }
