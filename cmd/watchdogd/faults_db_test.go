@@ -110,6 +110,12 @@ func TestFaultLedgerPostgresOutage(t *testing.T) {
 	e := newEnv(t, ds, ledgerURL, extra)
 	d := e.startDaemon(base)
 	waitFor(t, 20*time.Second, "first posts", func() bool { return len(e.slack.Messages()) == 8 })
+	// The eighth post can land before its cycle has read the gauges back
+	// from the ledger: stop only after a whole cycle, which the check of
+	// the cycle timestamp below counts on.
+	waitFor(t, 20*time.Second, "a whole cycle", func() bool {
+		return d.metric(t, "watchdogd_last_successful_cycle_timestamp_seconds") > 0
+	})
 	stopped := time.Now()
 	if err := srv.Stop(); err != nil {
 		t.Fatal(err)
