@@ -239,6 +239,37 @@ func TestStatusPageInChromium(t *testing.T) {
 	}
 }
 
+// TestSIGTERMDuringLongCycle: SIGTERM ends the daemon within 10s while its
+// first cycle waits in cancel_and_nudge (kandev's database keeps the session
+// RUNNING, so the cycle would wait 30s for it): on its own, and with a
+// reload (POST /-/reload) waiting for that cycle to end.
+func TestSIGTERMDuringLongCycle(t *testing.T) {
+	for _, reload := range []bool{false, true} {
+		t.Run(fmt.Sprintf("reload=%v", reload), func(t *testing.T) {
+			extra, base := daemonConfig(t, "policy:\n  stalled_turn:\n    steps:\n      - {after: 0s, action: cancel_and_nudge}\n")
+			e := newEnv(t, world(time.Now()), "sqlite", extra)
+			d := e.startDaemon(base)
+			waitFor(t, 20*time.Second, "agent.cancel", func() bool { return len(e.ws.Cancels()) > 0 })
+			if reload {
+				go d.send(http.MethodPost, "/-/reload")
+				time.Sleep(500 * time.Millisecond) // the reload now waits for the cycle
+			}
+			start := time.Now()
+			_ = d.cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case err := <-d.done:
+				d.done <- err
+				if err != nil {
+					t.Fatalf("exit after SIGTERM: %v", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("no exit within 10s of SIGTERM")
+			}
+			t.Logf("exited %s after SIGTERM", time.Since(start).Round(time.Millisecond))
+		})
+	}
+}
+
 // TestReloadKeepsOldConfigWhenInvalid: SIGHUP with an invalid file keeps the
 // old config running and sets the reload metric to 0; a valid one applies.
 func TestReloadKeepsOldConfigWhenInvalid(t *testing.T) {

@@ -58,9 +58,8 @@ type daemon struct {
 	entry  cron.EntryID
 	job    cron.Job
 
-	// reloads carries POST /-/reload to the loop that takes SIGHUP, so
-	// that reloads never overlap and none runs before the schedule exists;
-	// stopping closes when that loop ends.
+	// reloads carries reloads (SIGHUP's and POST /-/reload's) to the one
+	// goroutine that runs them (reloader); stopping closes at SIGTERM.
 	reloads  chan chan error
 	stopping chan struct{}
 }
@@ -129,16 +128,14 @@ func runDaemon(ctx context.Context, opts Options) error {
 		zap.String("schedule", cfg.Schedule), zap.Bool("ha", cfg.HA.Enabled), zap.String("holder", d.holder),
 		zap.String("database", dburl.Redact(d.reader.url)), zap.String("ledger", dburl.Redact(d.storeURL)))
 
+	go d.reloader()
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	for {
 		select {
 		case <-hup:
-			_ = d.reload()
-			continue
-		case reply := <-d.reloads:
-			reply <- d.reload()
+			go func() { _ = d.requestReload(context.Background()) }() // the outcome is logged
 			continue
 		case <-ctx.Done():
 		}
@@ -322,13 +319,21 @@ func (d *daemon) succeeded(rep scan.Report) {
 func (d *daemon) shutdown(srv interface{ Shutdown(context.Context) error }, cancelWork context.CancelFunc) error {
 	d.log.Info("shutting down")
 	stopped := d.sched.Stop()
+	// Cron's context covers only the cycles cron started; the first cycle
+	// runs outside it. Every cycle holds mu, so mu is what to wait for.
+	idle := make(chan struct{})
+	go func() {
+		<-stopped.Done()
+		d.mu.Lock()
+		close(idle)
+	}()
 	select {
-	case <-stopped.Done():
+	case <-idle:
 	case <-time.After(shutdownGrace):
 		d.log.Warn("cycle still running after the grace period; cancelling it")
 		cancelWork()
+		<-idle
 	}
-	d.mu.Lock() // the first cycle runs outside cron: wait for it too
 	defer d.mu.Unlock()
 	cancelWork()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

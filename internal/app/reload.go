@@ -1,12 +1,49 @@
 package app
 
 import (
+	"context"
+	"errors"
 	"net/http"
 
 	"go.uber.org/zap"
 
 	"github.com/watchdogd/watchdogd/internal/config"
 )
+
+// errShuttingDown answers a reload asked for after SIGTERM.
+var errShuttingDown = errors.New("shutting down")
+
+// reloader runs reloads one at a time, off the loop that takes SIGTERM: a
+// reload waits for an in-flight cycle, and SIGTERM must not wait behind it.
+func (d *daemon) reloader() {
+	for {
+		select {
+		case reply := <-d.reloads:
+			reply <- d.reload()
+		case <-d.stopping:
+			return
+		}
+	}
+}
+
+// requestReload hands a reload to the reloader and returns its outcome, or
+// errShuttingDown once SIGTERM came, or ctx's error.
+func (d *daemon) requestReload(ctx context.Context) error {
+	reply := make(chan error, 1)
+	select {
+	case d.reloads <- reply:
+	case <-d.stopping:
+		return errShuttingDown
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-reply:
+		return err
+	case <-d.stopping:
+		return errShuttingDown
+	}
+}
 
 // reload reads the config file again. An invalid file keeps the running
 // config, with config_last_reload_successful 0 and one clear log line; the
@@ -20,11 +57,19 @@ func (d *daemon) reload() error {
 		var src sources
 		if src, err = readSources(d.opts, cfg); err == nil {
 			d.mu.Lock() // after any in-flight cycle
-			if err = d.install(cfg, src); err == nil {
-				err = d.schedule(cfg.Schedule)
+			select {
+			case <-d.stopping: // shutdown closes what install would open
+				err = errShuttingDown
+			default:
+				if err = d.install(cfg, src); err == nil {
+					err = d.schedule(cfg.Schedule)
+				}
 			}
 			d.mu.Unlock()
 		}
+	}
+	if errors.Is(err, errShuttingDown) {
+		return err
 	}
 	if err != nil {
 		d.m.ReloadSuccess.Set(0)
@@ -67,18 +112,13 @@ func keepRestartOnly(old, cfg *config.Config) []string {
 // process. Other methods get 405 from the mux. The answer says whether the
 // new file took effect, and why not (file, line, field; never a secret).
 func (d *daemon) reloadHTTP(w http.ResponseWriter, r *http.Request) {
-	reply := make(chan error, 1)
-	select {
-	case d.reloads <- reply:
-	case <-d.stopping:
+	switch err := d.requestReload(r.Context()); {
+	case err == nil:
+		_, _ = w.Write([]byte("config reloaded\n"))
+	case errors.Is(err, errShuttingDown):
 		http.Error(w, "shutting down", http.StatusServiceUnavailable)
-		return
-	case <-r.Context().Done():
-		return
-	}
-	if err := <-reply; err != nil {
+	case r.Context().Err() != nil: // the client went away
+	default:
 		http.Error(w, "failed to reload config: "+OneLine(err), http.StatusInternalServerError)
-		return
 	}
-	_, _ = w.Write([]byte("config reloaded\n"))
 }
