@@ -136,13 +136,11 @@ func runDaemon(ctx context.Context, opts Options) error {
 		select {
 		case <-hup:
 			go func() { _ = d.requestReload(context.Background()) }() // the outcome is logged
-			continue
 		case <-ctx.Done():
+			close(d.stopping)
+			return d.shutdown(srv, cancelWork)
 		}
-		break
 	}
-	close(d.stopping)
-	return d.shutdown(srv, cancelWork)
 }
 
 // install builds the cycle for a config and its sources (at start, on

@@ -3,7 +3,6 @@ package ledger
 import (
 	"context"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -152,11 +151,13 @@ func (s *Store) loadKeys(ctx context.Context, tx querier, st *State, idx map[str
 // insertOrdered puts a into actions, ordered by creation, then key; an
 // action already there is not added twice.
 func insertOrdered(actions []Action, a Action) []Action {
-	i := sort.Search(len(actions), func(i int) bool {
-		b := actions[i]
-		return b.CreatedAt.After(a.CreatedAt) || b.CreatedAt.Equal(a.CreatedAt) && b.Key >= a.Key
+	i, found := slices.BinarySearchFunc(actions, a, func(b, a Action) int {
+		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(b.Key, a.Key)
 	})
-	if i < len(actions) && actions[i].Key == a.Key {
+	if found {
 		return actions
 	}
 	return slices.Insert(actions, i, a)

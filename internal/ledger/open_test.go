@@ -16,13 +16,15 @@ import (
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
 
+const simSlack = `slack:
+  token_file: /x
+  default_channel: C1
+`
+
 // simPolicy is the shipped ladders plus a nudge ladder and a repeated
 // stall, so that the simulation has multi-step ladders that repeat, and
 // actions that are not Slack posts.
-const simPolicy = `slack:
-  token_file: /x
-  default_channel: C1
-policy:
+const simPolicy = simSlack + `policy:
   stalled_turn:
     steps:
       - {after: 0s, action: slack}
@@ -36,13 +38,11 @@ policy:
 `
 
 // simPolicyEdited is simPolicy as an operator might edit it while episodes
-// are open: longer ladders with other steps and periods, so that switching
-// back makes an older step the newest due one again — a step the ledger
-// may have left out of what it loads.
-const simPolicyEdited = `slack:
-  token_file: /x
-  default_channel: C1
-policy:
+// are open: other ladders and periods, and a stalled turn's ladder that no
+// longer repeats, so that switching between the two makes an older step the
+// newest due one again — a step the ledger may have left out of what it
+// loads.
+const simPolicyEdited = simSlack + `policy:
   stalled_turn:
     steps:
       - {after: 0s, action: slack}
@@ -82,8 +82,8 @@ func (s *subject) finding(now time.Time) scan.Finding {
 // TestOpenStateDecidesAsTheFullHistory drives the real decision over
 // simulated weeks of scans — questions flipping between unanswered and
 // shadowed, conditions clearing and coming back, deliveries that land,
-// fail for good, may have landed, stay held, or crash mid-claim — and at
-// every cycle decides twice: from the actions the ledger loads for a
+// fail for good, may have landed, stay held, or crash mid-claim; the policy
+// edited every three hours — and at every cycle decides twice: from the actions the ledger loads for a
 // decision, and from every action of every open episode. The two plans,
 // the untold counts and the retry queue must be identical, and the loaded
 // set must stay small while the full history grows.
