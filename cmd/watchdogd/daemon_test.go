@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/slacktest"
+	"github.com/watchdogd/watchdogd/internal/testport"
 )
 
 // daemonProc is a running `watchdogd run`.
@@ -48,12 +48,11 @@ func (s *syncBuffer) String() string {
 }
 
 func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := testport.Free()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 // daemonConfig is the extra config of a daemon test: a fast schedule and a
@@ -105,6 +104,23 @@ func (d *daemonProc) send(method, path string) (int, string) {
 	defer func() { _ = resp.Body.Close() }()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
+}
+
+// terminate sends SIGTERM and wants a clean exit within 10s.
+func (d *daemonProc) terminate(t *testing.T) {
+	t.Helper()
+	start := time.Now()
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-d.done:
+		d.done <- err
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no exit within 10s of SIGTERM")
+	}
+	t.Logf("exited %s after SIGTERM", time.Since(start).Round(time.Millisecond))
 }
 
 // waitFor polls until ok or the deadline.
@@ -184,18 +200,7 @@ func TestDaemon(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "a cycle delivering", func() bool { return e.slack.Calls("chat.update") > 0 })
-	start := time.Now()
-	_ = d.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-d.done:
-		d.done <- err
-		if err != nil {
-			t.Fatalf("exit after SIGTERM: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no exit within 10s of SIGTERM")
-	}
-	t.Logf("exited %s after SIGTERM", time.Since(start).Round(time.Millisecond))
+	d.terminate(t)
 }
 
 // TestStatusPageInChromium loads the status page in headless Chromium and
@@ -254,18 +259,7 @@ func TestSIGTERMDuringLongCycle(t *testing.T) {
 				go d.send(http.MethodPost, "/-/reload")
 				time.Sleep(500 * time.Millisecond) // the reload now waits for the cycle
 			}
-			start := time.Now()
-			_ = d.cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case err := <-d.done:
-				d.done <- err
-				if err != nil {
-					t.Fatalf("exit after SIGTERM: %v", err)
-				}
-			case <-time.After(10 * time.Second):
-				t.Fatal("no exit within 10s of SIGTERM")
-			}
-			t.Logf("exited %s after SIGTERM", time.Since(start).Round(time.Millisecond))
+			d.terminate(t)
 		})
 	}
 }
@@ -305,9 +299,10 @@ func TestReloadKeepsOldConfigWhenInvalid(t *testing.T) {
 	if code, body := d.send(http.MethodPut, "/-/reload"); code != 200 || body != "config reloaded\n" {
 		t.Fatalf("PUT /-/reload of a valid file: %d %q", code, body)
 	}
-	if n := len(logLines(d.out.String(), "config reloaded")); n != 2 {
-		t.Fatalf("%d reload lines, want 2 (SIGHUP, then PUT)", n)
-	}
+	// The log reaches the test through a pipe, a moment after the answer.
+	waitFor(t, 5*time.Second, "two reload lines (SIGHUP, then PUT)", func() bool {
+		return len(logLines(d.out.String(), "config reloaded")) == 2
+	})
 }
 
 // TestRotatedTokenFile: a bot token rotated in its file (as a Kubernetes

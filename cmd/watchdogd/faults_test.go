@@ -13,7 +13,6 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -153,9 +152,7 @@ func TestFaultKandevWebSocket(t *testing.T) {
 	extra, base := daemonConfig(t, "policy:\n  interrupted_session:\n    steps: [{after: 0s, action: nudge}]\n  unanswered_clarification:\n    steps: [{after: 0s, action: nudge}]\n")
 	e := newEnv(t, world(time.Now()), "sqlite", extra)
 	// kandev is down: base_url points at a closed port for a while.
-	l, _ := net.Listen("tcp", "127.0.0.1:0")
-	deadURL := "http://" + l.Addr().String()
-	_ = l.Close()
+	deadURL := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
 	realURL := e.vars["ws"]
 	e.vars["ws"] = deadURL
 	e.writeConfig()

@@ -3,12 +3,13 @@ package notify
 import (
 	"context"
 	"errors"
-	"net"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/testport"
 )
 
 // TestKandevNudges runs the nudge client against a server speaking kandev's
@@ -69,13 +70,11 @@ func TestKandevNudges(t *testing.T) {
 
 // TestKandevDown: connection refused is retryable.
 func TestKandevDown(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := testport.Free() // nothing listens there
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	c, _ := kandev.NewClient("http://"+addr, "", 2*time.Second)
+	c, _ := kandev.NewClient(fmt.Sprintf("http://127.0.0.1:%d", port), "", 2*time.Second)
 	err = c.AddMessage(context.Background(), "t", "s", "x", "y")
 	if err == nil || !Classify(err).Retry {
 		t.Fatalf("connection refused: %v %+v", err, Classify(err))

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/watchdogd/watchdogd/internal/testport"
 )
 
 // Bouncer is Debian's PgBouncer in front of the server, as deployments put
@@ -48,7 +50,7 @@ func (s *Server) StartBouncer(mode string, size int) (*Bouncer, error) {
 	if b.dir, err = os.MkdirTemp("", "watchdogd-pgbouncer-"); err != nil {
 		return nil, err
 	}
-	if b.port, err = freePort(); err != nil {
+	if b.port, err = testport.Free(); err != nil {
 		b.Close()
 		return nil, err
 	}

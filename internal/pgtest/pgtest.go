@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -22,6 +21,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/watchdogd/watchdogd/internal/testport"
 )
 
 // Server is a PostgreSQL server the tests may use.
@@ -84,7 +85,7 @@ func Start() (*Server, error) {
 func (s *Server) startServer() error {
 	for attempt := 0; attempt < 5; attempt++ {
 		if s.port == 0 || attempt > 0 {
-			p, err := freePort()
+			p, err := testport.Free()
 			if err != nil {
 				return err
 			}
@@ -214,15 +215,6 @@ func findBinDir() (string, error) {
 func version(dir string) int {
 	v, _ := strconv.Atoi(filepath.Base(filepath.Dir(dir)))
 	return v
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // RunTests is a test package's TestMain body: it starts the server, hands
