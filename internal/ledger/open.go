@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 )
@@ -115,37 +116,36 @@ func (s *Store) loadOpen(ctx context.Context, tx querier, want func(State) []str
 	return st, s.loadKeys(ctx, tx, &st, idx, want(st))
 }
 
-// keysPerQuery bounds a lookup's placeholders (SQLite allows 32,766).
-const keysPerQuery = 500
-
 // loadKeys adds to st the stored actions among keys, each into its
 // episode's actions in the order openActionsSQL gives (created, then key).
 // The keys are ones st lacks, so none is a top-level post: like every
-// action loaded but those, it comes without its body.
+// action loaded but those, it comes without its body. The keys travel as
+// one array (JSON on SQLite), so that the statement has one shape however
+// many there are: a prepared statement per count would fill pgx's cache.
 func (s *Store) loadKeys(ctx context.Context, tx querier, st *State, idx map[string]int, keys []string) error {
-	for len(keys) > 0 {
-		batch := keys[:min(len(keys), keysPerQuery)]
-		keys = keys[len(batch):]
-		args := make([]any, len(batch))
-		for i, k := range batch {
-			args[i] = k
-		}
-		marks := strings.TrimSuffix(strings.Repeat("?, ", len(batch)), ", ")
-		rows, err := tx.QueryContext(ctx, s.q("SELECT "+actionCols+" FROM actions WHERE key IN ("+marks+")"), args...)
-		if err != nil {
-			return s.wrap("read due actions", err)
-		}
-		err = scanActions(rows, func(a Action) {
-			if i, ok := idx[a.EpisodeID]; ok {
-				a.Body = ""
-				st.Open[i].Actions = insertOrdered(st.Open[i].Actions, a)
-			}
-		})
-		if err != nil {
-			return s.wrap("read due actions", err)
-		}
+	if len(keys) == 0 {
+		return nil
 	}
-	return nil
+	var arg any = keys
+	query := "SELECT " + actionCols + " FROM actions WHERE key = ANY(?)"
+	if !s.pg {
+		b, err := json.Marshal(keys)
+		if err != nil {
+			return s.wrap("read due actions", err)
+		}
+		arg, query = string(b), "SELECT "+actionCols+" FROM actions WHERE key IN (SELECT value FROM json_each(?))"
+	}
+	rows, err := tx.QueryContext(ctx, s.q(query), arg)
+	if err != nil {
+		return s.wrap("read due actions", err)
+	}
+	err = scanActions(rows, func(a Action) {
+		if i, ok := idx[a.EpisodeID]; ok {
+			a.Body = ""
+			st.Open[i].Actions = insertOrdered(st.Open[i].Actions, a)
+		}
+	})
+	return s.wrap("read due actions", err)
 }
 
 // insertOrdered puts a into actions, ordered by creation, then key; an
