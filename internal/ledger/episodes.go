@@ -250,15 +250,21 @@ func (s *Store) Episodes(ctx context.Context, openOnly bool, limit int) ([]Episo
 		return nil, s.wrap("list episodes", err)
 	}
 	var out []Episode
+	err = scanEpisodes(rows, func(e Episode) { out = append(out, e) })
+	return out, s.wrap("list episodes", err)
+}
+
+// scanEpisodes reads every row of an episodes query, then closes it.
+func scanEpisodes(rows *sql.Rows, add func(Episode)) error {
 	for rows.Next() {
 		e, err := scanEpisode(rows)
 		if err != nil {
 			_ = rows.Close()
-			return nil, s.wrap("list episodes", err)
+			return err
 		}
-		out = append(out, e)
+		add(e)
 	}
-	return out, s.wrap("list episodes", closeRows(rows))
+	return closeRows(rows)
 }
 
 // Episode reads one episode with its actions.

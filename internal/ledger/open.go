@@ -89,16 +89,10 @@ func (s *Store) loadOpen(ctx context.Context, tx querier, want func(State) []str
 	}
 	var st State
 	idx := map[string]int{}
-	for rows.Next() {
-		e, err := scanEpisode(rows)
-		if err != nil {
-			_ = rows.Close()
-			return State{}, s.wrap("read episodes", err)
-		}
+	if err := scanEpisodes(rows, func(e Episode) {
 		idx[e.ID] = len(st.Open)
 		st.Open = append(st.Open, e)
-	}
-	if err := closeRows(rows); err != nil {
+	}); err != nil {
 		return State{}, s.wrap("read episodes", err)
 	}
 	rows, err = tx.QueryContext(ctx, s.openActionsSQL())
