@@ -228,3 +228,48 @@ func BenchmarkOpenState(b *testing.B) {
 		})
 	}
 }
+
+// TestOpenStateLoadsBodyInPlaceOfAFailedFirstPost: when an episode's first
+// post failed for good, the step that went to the top of the channel in its
+// place carries its frozen body in what a decision loads (a resolve edit
+// starts from it), as a reply to a delivered first post does not (the
+// history test).
+func TestOpenStateLoadsBodyInPlaceOfAFailedFirstPost(t *testing.T) {
+	ctx := context.Background()
+	for _, d := range dialects[:2] {
+		t.Run(d.name, func(t *testing.T) {
+			s := open(t, d.url(t))
+			first := action("k-first", "ep1", "d")
+			second := action("k-second", "ep1", "d")
+			second.Seq, second.ParentKey, second.CreatedAt = "step/x/1/0", first.Key, t0.Add(time.Minute)
+			second.Body = `{"text":"second step"}`
+			if _, _, err := s.Decide(ctx, func(ledger.State) (ledger.Plan, error) {
+				return ledger.Plan{Now: t0, Open: []ledger.Episode{newEpisode("ep1")}, Actions: []ledger.Action{first, second}}, nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			for a, o := range map[string]ledger.Outcome{
+				first.Key:  {State: ledger.StateFailed, Error: "channel_not_found"},
+				second.Key: {State: ledger.StateDelivered, ResultChannel: "C1", ResultTS: "1.0"},
+			} {
+				if _, ok, err := s.Claim(ctx, a, "test", "tok", t0.Add(2*time.Minute), time.Minute); err != nil || !ok {
+					t.Fatalf("claim %s: %v %v", a, ok, err)
+				}
+				if err := s.Settle(ctx, a, "tok", o, t0.Add(2*time.Minute)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			st, err := s.Peek(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bodies := map[string]string{}
+			for _, a := range st.Open[0].Actions {
+				bodies[a.Key] = a.Body
+			}
+			if bodies[second.Key] != second.Body {
+				t.Fatalf("loaded bodies %q: want the step posted in place of the failed first post with its body", bodies)
+			}
+		})
+	}
+}
