@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -244,77 +243,6 @@ func TestPerCycleBudget(t *testing.T) {
 	}
 	if n := len(srv.Messages()); n != 3 {
 		t.Fatalf("%d posts after the second cycle", n)
-	}
-}
-
-// cancelAndNudgeCycle is a cycle over one stalled session whose policy is
-// cancel_and_nudge, against a kandev WebSocket server whose cancel completes
-// the turn and parks the session after settle (kandev settles a cancel a
-// moment later; 0 settles it before the reply).
-func cancelAndNudgeCycle(t *testing.T, settle time.Duration) (*Cycle, *kandevtest.WSServer) {
-	t.Helper()
-	b := oneStall()
-	c, _, _, db := testCycleDB(t, b.DS, nil)
-	ws := kandevtest.NewWSServer(map[string]string{"s1": "RUNNING"})
-	t.Cleanup(ws.Close)
-	park := func(session string) {
-		_, _ = db.DB().Exec(`UPDATE task_session_turns SET completed_at = ? WHERE task_session_id = ?`, kandevtest.TS(time.Now()), session)
-		_, _ = db.DB().Exec(`UPDATE task_sessions SET state = 'WAITING_FOR_INPUT' WHERE id = ?`, session)
-	}
-	ws.OnCancel = park
-	if settle > 0 {
-		ws.OnCancel = func(session string) { go func() { time.Sleep(settle); park(session) }() }
-	}
-	kc, err := kandev.NewClient(ws.BaseURL(), "", 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Kandev = kc
-	c.Config.Policy["stalled_turn"].Steps = []config.Step{{Action: config.ActionCancelAndNudge}}
-	return c, ws
-}
-
-// TestCancelAndNudge: the turn is cancelled, watchdogd waits until kandev
-// shows the session promptable, then nudges with client_message_id.
-func TestCancelAndNudge(t *testing.T) {
-	c, ws := cancelAndNudgeCycle(t, 300*time.Millisecond)
-	res, err := c.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Counts["delivered"] != 1 || len(ws.Cancels()) != 1 || len(ws.Messages()) != 1 {
-		t.Fatalf("outcomes %v cancels %v messages %v", res.Counts, ws.Cancels(), ws.Messages())
-	}
-	if got := ws.Messages()[0]; got.ClientMessageID != kandev.ClientMessageID(res.Plan.Actions[0].Key) || got.Content == "" {
-		t.Fatalf("nudge %+v", got)
-	}
-}
-
-// TestCancelAndNudgeRetryDoesNotCancelAgain: the cancel went through but the
-// nudge was lost (the connection dropped); the retry only nudges.
-func TestCancelAndNudgeRetryDoesNotCancelAgain(t *testing.T) {
-	c, ws := cancelAndNudgeCycle(t, 0)
-	var adds atomic.Int32
-	ws.SetFail(func(action string) string {
-		if action == "message.add" && adds.Add(1) == 1 {
-			return "close"
-		}
-		return ""
-	})
-	res, err := c.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Counts["retried"] != 1 || len(ws.Cancels()) != 1 || len(ws.Messages()) != 0 {
-		t.Fatalf("first cycle: outcomes %v cancels %v messages %v", res.Counts, ws.Cancels(), ws.Messages())
-	}
-	later := time.Now().Add(10 * time.Minute) // past the retry backoff
-	c.Now = func() time.Time { return later }
-	if res, err = c.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if res.Counts["delivered"] != 1 || len(ws.Cancels()) != 1 || len(ws.Messages()) != 1 {
-		t.Fatalf("retry: outcomes %v cancels %v messages %v", res.Counts, ws.Cancels(), ws.Messages())
 	}
 }
 

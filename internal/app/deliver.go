@@ -171,10 +171,12 @@ func (c *Cycle) attempt(ctx context.Context, run *deliveryRun, cl ledger.Claim, 
 			return ledger.Outcome{State: ledger.StateDelivered, ResultChannel: a.Channel, ResultTS: ts}
 		}
 	}
-	// A retried cancel_and_nudge already cancelled the turn (which cleared
-	// the finding); its nudge is still owed.
-	retriedCancel := a.Kind == ledger.KindCancelAndNudge && a.Attempts > 1
-	if a.Kind != ledger.KindSlackUpdate && !retriedCancel {
+	// A cancel_and_nudge whose cancel may have gone through (an earlier
+	// attempt sent it, or a crashed holder may have) cleared the finding
+	// itself, yet its nudge is still owed: cancelAndNudge fences it on the
+	// session's turn instead.
+	cancelMayHaveLanded := a.Kind == ledger.KindCancelAndNudge && a.Uncertain
+	if a.Kind != ledger.KindSlackUpdate && !cancelMayHaveLanded {
 		if !e.ResolvedAt.IsZero() {
 			return ledger.Outcome{State: ledger.StateSuperseded, Error: "the episode resolved before delivery"}
 		}
@@ -211,7 +213,18 @@ func (c *Cycle) send(ctx context.Context, run *deliveryRun, a ledger.Action, e l
 	case ledger.KindNudge:
 		err = c.Kandev.AddMessage(ctx, e.TaskID, e.SessionID, decodeText(a.Body), kandev.ClientMessageID(a.Key))
 	case ledger.KindCancelAndNudge:
-		err = c.cancelAndNudge(ctx, a, e)
+		var cancelled bool
+		cancelled, err = c.cancelAndNudge(ctx, a, e)
+		switch {
+		case errors.Is(err, errNudgeNotOwed):
+			return ledger.Outcome{State: ledger.StateSuperseded, Error: err.Error()}
+		case errors.Is(err, errTurnRunsOn): // a wait, not a failure: nothing was tried
+			return ledger.Outcome{State: ledger.StatePending, NextAttempt: now.Add(time.Minute), Error: err.Error(), Uncertain: true, Refund: true}
+		}
+		// Once the cancel is sent the nudge is owed whatever follows: an
+		// uncertain action survives its episode's resolve and is not
+		// fenced on the finding the cancel cleared.
+		a.Uncertain = a.Uncertain || cancelled
 	default:
 		if c.LogActions != nil {
 			fmt.Fprintf(c.LogActions, "→ log: %s\n", decodeText(a.Body))
@@ -320,50 +333,15 @@ func (c *Cycle) fence(ctx context.Context, e ledger.Episode) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	for _, f := range scan.Findings(snap, scanOptions(c.Config), c.Now()).Findings {
-		if policy.Identity(f) == e.Identity {
-			return true, nil
-		}
-	}
-	return false, nil
+	return c.holds(snap, e), nil
 }
 
-// cancelAndNudge cancels the active turn, waits (bounded) until the session
-// is promptable, then sends the nudge. The turn is cancelled only while the
-// session is RUNNING: a retry after the cancel went through (the nudge
-// failed) must not cancel again, only nudge.
-func (c *Cycle) cancelAndNudge(ctx context.Context, a ledger.Action, e ledger.Episode) error {
-	deadline := time.Now().Add(30 * time.Second)
-	cancelled := false
-	for {
-		snap, err := c.Reader.TaskSnapshot(ctx, e.TaskID)
-		if err != nil {
-			return err
-		}
-		running, active := false, false
-		for _, s := range snap.Sessions {
-			if s.ID == e.SessionID {
-				active, running = true, s.State == "RUNNING"
-			}
-		}
-		switch {
-		case !active:
-			return &kandev.RequestError{Action: "message.add", Code: "SESSION_ENDED", Message: "the session ended before the nudge"}
-		case !running:
-			return c.Kandev.AddMessage(ctx, e.TaskID, e.SessionID, decodeText(a.Body), kandev.ClientMessageID(a.Key))
-		case !cancelled:
-			if err := c.Kandev.Cancel(ctx, e.SessionID); err != nil {
-				return err
-			}
-			cancelled = true
-			continue
-		case time.Now().After(deadline):
-			return errors.New("session still RUNNING 30s after agent.cancel")
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Second):
+// holds says whether snap still shows episode e's finding.
+func (c *Cycle) holds(snap *kandev.Snapshot, e ledger.Episode) bool {
+	for _, f := range scan.Findings(snap, scanOptions(c.Config), c.Now()).Findings {
+		if policy.Identity(f) == e.Identity {
+			return true
 		}
 	}
+	return false
 }

@@ -1,0 +1,253 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/watchdogd/watchdogd/internal/config"
+	"github.com/watchdogd/watchdogd/internal/kandev"
+	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/ledger"
+)
+
+// cancelAndNudgeCycle is a cycle over one stalled session whose policy is
+// cancel_and_nudge, against a kandev WebSocket server whose cancel completes
+// the turn and parks the session after settle (kandev settles a cancel a
+// moment later; 0 settles it before the reply).
+func cancelAndNudgeCycle(t *testing.T, settle time.Duration) (*Cycle, *kandevtest.WSServer, *kandevtest.SQLite) {
+	t.Helper()
+	b := oneStall()
+	c, _, _, db := testCycleDB(t, b.DS, nil)
+	ws := kandevtest.NewWSServer(map[string]string{"s1": "RUNNING"})
+	t.Cleanup(ws.Close)
+	park := func(session string) {
+		_, _ = db.DB().Exec(`UPDATE task_session_turns SET completed_at = ? WHERE task_session_id = ?`, kandevtest.TS(time.Now()), session)
+		_, _ = db.DB().Exec(`UPDATE task_sessions SET state = 'WAITING_FOR_INPUT' WHERE id = ?`, session)
+	}
+	ws.OnCancel = park
+	if settle > 0 {
+		ws.OnCancel = func(session string) { go func() { time.Sleep(settle); park(session) }() }
+	}
+	kc, err := kandev.NewClient(ws.BaseURL(), "", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Kandev = kc
+	c.Config.Policy["stalled_turn"].Steps = []config.Step{{Action: config.ActionCancelAndNudge}}
+	return c, ws, db
+}
+
+// TestCancelAndNudge: the turn is cancelled, watchdogd waits until kandev
+// shows the session promptable, then nudges with client_message_id.
+func TestCancelAndNudge(t *testing.T) {
+	c, ws, _ := cancelAndNudgeCycle(t, 300*time.Millisecond)
+	res, err := c.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Counts["delivered"] != 1 || len(ws.Cancels()) != 1 || len(ws.Messages()) != 1 {
+		t.Fatalf("outcomes %v cancels %v messages %v", res.Counts, ws.Cancels(), ws.Messages())
+	}
+	if got := ws.Messages()[0]; got.ClientMessageID != kandev.ClientMessageID(res.Plan.Actions[0].Key) || got.Content == "" {
+		t.Fatalf("nudge %+v", got)
+	}
+}
+
+// TestCancelAndNudgeRetryDoesNotCancelAgain: the cancel went through but the
+// nudge was lost (the connection dropped); the retry only nudges.
+func TestCancelAndNudgeRetryDoesNotCancelAgain(t *testing.T) {
+	c, ws, _ := cancelAndNudgeCycle(t, 0)
+	var adds atomic.Int32
+	ws.SetFail(func(action string) string {
+		if action == "message.add" && adds.Add(1) == 1 {
+			return "close"
+		}
+		return ""
+	})
+	res, err := c.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Counts["retried"] != 1 || len(ws.Cancels()) != 1 || len(ws.Messages()) != 0 {
+		t.Fatalf("first cycle: outcomes %v cancels %v messages %v", res.Counts, ws.Cancels(), ws.Messages())
+	}
+	later := time.Now().Add(10 * time.Minute) // past the retry backoff
+	c.Now = func() time.Time { return later }
+	if res, err = c.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if res.Counts["delivered"] != 1 || len(ws.Cancels()) != 1 || len(ws.Messages()) != 1 {
+		t.Fatalf("retry: outcomes %v cancels %v messages %v", res.Counts, ws.Cancels(), ws.Messages())
+	}
+}
+
+// failOnce fails the action's first injected request with code ("close"
+// drops the connection instead of answering).
+func failOnce(ws *kandevtest.WSServer, action, code string) {
+	var n atomic.Int32
+	ws.SetFail(func(a string) string {
+		if a == action && n.Add(1) == 1 {
+			return code
+		}
+		return ""
+	})
+}
+
+// rerun runs c again at later (past any retry backoff) and returns the
+// action's ledger row.
+func rerun(t *testing.T, c *Cycle, later time.Duration, key string) (Result, ledger.Action) {
+	t.Helper()
+	at := time.Now().Add(later)
+	c.Now = func() time.Time { return at }
+	res, err := c.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := c.Store.Action(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, a
+}
+
+// TestCancelAndNudgeOwedAfterItsEpisodeResolves: the cancel went through
+// and kandev answered the nudge with a retryable error. The cancel
+// completed the turn, so the next scan no longer sees the finding and the
+// episode resolves; the nudge is still owed (the agent sits idle because
+// of watchdogd) and goes out, without a second cancel.
+func TestCancelAndNudgeOwedAfterItsEpisodeResolves(t *testing.T) {
+	c, ws, _ := cancelAndNudgeCycle(t, 0)
+	failOnce(ws, "message.add", "INTERNAL_ERROR")
+	res, err := c.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Counts["retried"] != 1 || len(ws.Cancels()) != 1 || len(ws.Messages()) != 0 {
+		t.Fatalf("first cycle: outcomes %v cancels %v messages %v", res.Counts, ws.Cancels(), ws.Messages())
+	}
+	key := res.Plan.Actions[0].Key
+	res, a := rerun(t, c, 10*time.Minute, key)
+	if len(res.Plan.Resolve) != 1 {
+		t.Fatalf("the episode should resolve once the cancel completed its turn: plan %+v", res.Plan)
+	}
+	if a.State != ledger.StateDelivered || len(ws.Cancels()) != 1 || len(ws.Messages()) != 1 {
+		t.Fatalf("retry: action %s (%s), cancels %v, messages %v", a.State, a.Error, ws.Cancels(), ws.Messages())
+	}
+}
+
+// failingTasks fails the next n task reads: kandev's database blipped
+// right before a delivery.
+type failingTasks struct {
+	snapshotter
+	n int
+}
+
+func (f *failingTasks) TaskSnapshot(ctx context.Context, taskID string) (*kandev.Snapshot, error) {
+	if f.n > 0 {
+		f.n--
+		return nil, errors.New("injected: database is locked")
+	}
+	return f.snapshotter.TaskSnapshot(ctx, taskID)
+}
+
+// TestCancelAndNudgeRetryAfterAFailedFence: the first attempt could not
+// read kandev before acting, so it sent nothing. By the retry the agent
+// has produced output again (the episode waits out its resolve_hold): the
+// retry is fenced like a first attempt and cancels nothing.
+func TestCancelAndNudgeRetryAfterAFailedFence(t *testing.T) {
+	c, ws, db := cancelAndNudgeCycle(t, 0)
+	c.Config.Policy["stalled_turn"].ResolveHold = time.Hour
+	c.Reader = &failingTasks{snapshotter: c.Reader, n: 1}
+	res, err := c.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Counts["retried"] != 1 || len(ws.Cancels()) != 0 {
+		t.Fatalf("first cycle: outcomes %v cancels %v", res.Counts, ws.Cancels())
+	}
+	if _, err := db.DB().Exec(`UPDATE task_session_messages SET updated_at = ? WHERE turn_id = 'turn-1'`, kandevtest.TS(time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	_, a := rerun(t, c, time.Minute, res.Plan.Actions[0].Key)
+	if a.State != ledger.StateSuperseded || len(ws.Cancels()) != 0 || len(ws.Messages()) != 0 {
+		t.Fatalf("retry: action %s (%s), cancels %v, messages %v", a.State, a.Error, ws.Cancels(), ws.Messages())
+	}
+}
+
+// TestCancelAndNudgeNewTurnAfterTheCancel: the cancel went through, the
+// nudge's answer was lost, and before the retry someone prompted the agent:
+// the session runs a new turn. The retry neither cancels that turn nor
+// nudges.
+func TestCancelAndNudgeNewTurnAfterTheCancel(t *testing.T) {
+	c, ws, db := cancelAndNudgeCycle(t, 0)
+	failOnce(ws, "message.add", "close")
+	res, err := c.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Counts["retried"] != 1 || len(ws.Cancels()) != 1 {
+		t.Fatalf("first cycle: outcomes %v cancels %v", res.Counts, ws.Cancels())
+	}
+	b := kandevtest.NewBuilder(time.Now())
+	s := b.Session("s1", "Fix login", "ws", "RUNNING", time.Hour, "")
+	s.Turn("turn-2", 0, -1, "").Agent("message", 0)
+	if err := db.Write(context.Background(), kandevtest.Dataset{Turns: b.DS.Turns, Messages: b.DS.Messages}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.DB().Exec(`UPDATE task_sessions SET state = 'RUNNING' WHERE id = 's1'`); err != nil {
+		t.Fatal(err)
+	}
+	ws.SetState("s1", "RUNNING")
+	_, a := rerun(t, c, time.Minute, res.Plan.Actions[0].Key)
+	if a.State != ledger.StateSuperseded || len(ws.Cancels()) != 1 || len(ws.Messages()) != 0 {
+		t.Fatalf("retry: action %s (%s), cancels %v, messages %v", a.State, a.Error, ws.Cancels(), ws.Messages())
+	}
+}
+
+// TestCancelAndNudgeRetryCancelsWhenTheFirstDidNotTake: the connection
+// dropped before kandev took the cancel, so the session still runs the
+// stalled turn at the retry: the retry cancels it (once) and nudges.
+func TestCancelAndNudgeRetryCancelsWhenTheFirstDidNotTake(t *testing.T) {
+	c, ws, _ := cancelAndNudgeCycle(t, 0)
+	failOnce(ws, "agent.cancel", "close")
+	res, err := c.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Counts["retried"] != 1 || len(ws.Cancels()) != 0 {
+		t.Fatalf("first cycle: outcomes %v cancels %v", res.Counts, ws.Cancels())
+	}
+	_, a := rerun(t, c, time.Minute, res.Plan.Actions[0].Key)
+	if a.State != ledger.StateDelivered || len(ws.Cancels()) != 1 || len(ws.Messages()) != 1 {
+		t.Fatalf("retry: action %s (%s), cancels %v, messages %v", a.State, a.Error, ws.Cancels(), ws.Messages())
+	}
+}
+
+// TestCancelAndNudgeRetryLeavesARecoveredTurnAlone: the connection dropped
+// on the cancel, so watchdogd cannot know whether kandev took it. By the
+// retry the session still runs the same turn, but its agent has produced
+// output again: the retry cancels no working agent, nor waits on it; the
+// nudge stays owed (uncertain) until the turn ends, counted as deferred
+// (a wait, which must not raise WatchdogdActionsStuck), not as retried.
+func TestCancelAndNudgeRetryLeavesARecoveredTurnAlone(t *testing.T) {
+	c, ws, db := cancelAndNudgeCycle(t, 0)
+	c.Config.Policy["stalled_turn"].ResolveHold = time.Hour
+	failOnce(ws, "agent.cancel", "close")
+	res, err := c.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Counts["retried"] != 1 || len(ws.Cancels()) != 0 {
+		t.Fatalf("first cycle: outcomes %v cancels %v", res.Counts, ws.Cancels())
+	}
+	if _, err := db.DB().Exec(`UPDATE task_session_messages SET updated_at = ? WHERE turn_id = 'turn-1'`, kandevtest.TS(time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	res, a := rerun(t, c, time.Minute, res.Plan.Actions[0].Key)
+	if res.Counts["deferred"] != 1 || a.State != ledger.StatePending || !a.Uncertain || len(ws.Cancels()) != 0 || len(ws.Messages()) != 0 {
+		t.Fatalf("retry: outcomes %v, action %s uncertain=%v (%s), cancels %v, messages %v", res.Counts, a.State, a.Uncertain, a.Error, ws.Cancels(), ws.Messages())
+	}
+}
