@@ -52,6 +52,18 @@ func (e *RequestError) Error() string {
 	return fmt.Sprintf("kandev refused %s: %s (%s)", e.Action, e.Message, e.Code)
 }
 
+// DialError is a failure to open the WebSocket. The request is written
+// only after the connection is up, so nothing reached kandev: a retry need
+// not wonder whether the action landed.
+type DialError struct {
+	URL string
+	Err error
+}
+
+func (e *DialError) Error() string { return fmt.Sprintf("connect to kandev %s: %v", e.URL, e.Err) }
+
+func (e *DialError) Unwrap() error { return e.Err }
+
 // Retryable reports whether kandev's refusal is transient (an internal
 // error or unavailability) rather than a decision (a RUNNING session, a
 // terminal session, an unknown session).
@@ -103,7 +115,7 @@ func (c *Client) request(ctx context.Context, action string, payload any) error 
 		if resp != nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
 			return &RequestError{Action: action, Code: "unauthorized", Message: resp.Status}
 		}
-		return fmt.Errorf("connect to kandev %s: %w", c.wsURL, err)
+		return &DialError{URL: c.wsURL, Err: err}
 	}
 	defer func() { _ = conn.CloseNow() }()
 	conn.SetReadLimit(1 << 20)

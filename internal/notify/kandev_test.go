@@ -57,8 +57,8 @@ func TestKandevNudges(t *testing.T) {
 	// The server closes the connection mid-request: retry (kandev
 	// deduplicates the replay).
 	srv.SetFail(func(string) string { return "close" })
-	if err := c.AddMessage(ctx, "t1", "s-wait", "x", "y"); err == nil || !Classify(err).Retry {
-		t.Errorf("dropped connection: %v", err)
+	if err := c.AddMessage(ctx, "t1", "s-wait", "x", "y"); err == nil || !Classify(err).Retry || !Classify(err).Uncertain {
+		t.Errorf("dropped connection: %v %+v", err, Classify(err))
 	}
 	srv.SetFail(nil)
 	// A wrong token is refused permanently.
@@ -68,7 +68,8 @@ func TestKandevNudges(t *testing.T) {
 	}
 }
 
-// TestKandevDown: connection refused is retryable.
+// TestKandevDown: connection refused is retryable, and certain: no request
+// left, so nothing may have landed.
 func TestKandevDown(t *testing.T) {
 	port, err := testport.Free() // nothing listens there
 	if err != nil {
@@ -76,7 +77,7 @@ func TestKandevDown(t *testing.T) {
 	}
 	c, _ := kandev.NewClient(fmt.Sprintf("http://127.0.0.1:%d", port), "", 2*time.Second)
 	err = c.AddMessage(context.Background(), "t", "s", "x", "y")
-	if err == nil || !Classify(err).Retry {
-		t.Fatalf("connection refused: %v %+v", err, Classify(err))
+	if v := Classify(err); err == nil || !v.Retry || v.Uncertain {
+		t.Fatalf("connection refused: %v %+v", err, v)
 	}
 }

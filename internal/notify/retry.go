@@ -54,6 +54,7 @@ func Classify(err error) Verdict {
 	var sc slack.StatusCodeError
 	var se slack.SlackErrorResponse
 	var ke *kandev.RequestError
+	var kd *kandev.DialError
 	var ne net.Error
 	switch {
 	case err == nil:
@@ -80,6 +81,8 @@ func Classify(err error) Verdict {
 			Frozen: se.Err == "edit_window_closed" || se.Err == "cant_update_message", Code: se.Err}
 	case errors.As(err, &ke):
 		return Verdict{Retry: ke.Retryable(), Code: ke.Code}
+	case errors.As(err, &kd): // before net.Error: no request left
+		return Verdict{Retry: true, Code: "connect"}
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne):
 		return Verdict{Retry: true, Uncertain: true, Code: "timeout"}
 	}
