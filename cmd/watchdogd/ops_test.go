@@ -168,8 +168,8 @@ func TestEpisodesCommands(t *testing.T) {
 	if r := watchdogd(t, e.environ(), "episodes", "show", "--config", e.cfg, "no-such-episode"); r.code != 1 || !strings.Contains(r.stderr, `no episode "no-such-episode"`) {
 		t.Errorf("show of an unknown episode: code %d, stderr %q", r.code, r.stderr)
 	}
-	if r := watchdogd(t, e.environ(), "episodes", "resolve", "--config", e.cfg, m[1]); r.code != 0 {
-		t.Fatalf("resolve: %s", r.stderr)
+	if r := watchdogd(t, e.environ(), "episodes", "resolve", "--config", e.cfg, m[1]); r.code != 0 || !strings.Contains(r.stdout, "silence add --config "+e.cfg+" --match session_id=sess-a ") {
+		t.Fatalf("resolve: %d %s %s", r.code, r.stdout, r.stderr)
 	}
 	e.once() // a cycle delivers the edit (and the stall, still there, opens anew)
 	msgs := e.slack.Messages()

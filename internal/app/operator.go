@@ -193,10 +193,16 @@ func runEpisodes(ctx context.Context, opts Options) error {
 		return showEpisode(opts.Stdout, e, now)
 	case "resolve":
 		var found bool
+		var session string
 		_, _, err := st.Decide(ctx, func(s ledger.State) (ledger.Plan, error) {
 			in := policy.Input{Now: now, Config: cfg, Slack: cfg.Slack != nil, Reason: func(ledger.Episode) string { return "resolved by hand" }}
 			p, ok := policy.ForceResolve(s, opts.ID, in)
 			found = ok
+			for _, e := range s.Open {
+				if e.ID == opts.ID {
+					session = e.SessionID
+				}
+			}
 			render(&p, s, scan.Report{}, cfg, now)
 			return p, nil
 		})
@@ -206,7 +212,15 @@ func runEpisodes(ctx context.Context, opts Options) error {
 		if !found {
 			return fmt.Errorf("no open episode %q", opts.ID)
 		}
-		_, err = fmt.Fprintf(opts.Stdout, "resolved %s; a running daemon edits its Slack message\n", opts.ID)
+		// Resolving does not mute: a finding kandev still shows is a new
+		// episode at the next cycle, announced again (on today's route).
+		flag := ""
+		if opts.ConfigFile != "" {
+			flag = " --config " + opts.ConfigFile
+		}
+		_, err = fmt.Fprintf(opts.Stdout, "resolved %s; a running daemon edits its Slack message.\n"+
+			"If kandev still shows the finding, the next cycle opens a new episode and announces it; to stop that, add a silence:\n"+
+			"  watchdogd silence add%s --match session_id=%s --for 2h --comment \"…\"\n", opts.ID, flag, session)
 		return err
 	case "retry":
 		return retryEpisodes(ctx, opts, st, now)
