@@ -71,7 +71,7 @@ type status struct {
 	lastOK   time.Time
 	lastErr  string
 	failures int // consecutive failed cycles
-	interval time.Duration
+	sched    cron.Schedule
 	leader   bool
 }
 
@@ -214,9 +214,8 @@ func (d *daemon) schedule(spec string) error {
 		d.sched.Remove(d.entry)
 	}
 	d.entry = d.sched.Schedule(sched, d.job)
-	next := sched.Next(time.Now())
 	d.status.mu.Lock()
-	d.status.interval = sched.Next(next).Sub(next)
+	d.status.sched = sched
 	d.status.mu.Unlock()
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/exporter-toolkit/web"
+	"github.com/robfig/cron/v3"
 	"go.uber.org/zap"
 
 	"github.com/watchdogd/watchdogd/internal/config"
@@ -72,22 +73,19 @@ func (d *daemon) ui(h http.HandlerFunc) http.HandlerFunc {
 }
 
 // readiness says whether this replica is doing its job: config loaded, a
-// recent successful scan (within 3 intervals, and not two failures in a
-// row), the ledger reachable, and on a standby a current lease held by
-// someone.
+// recent successful scan (no more than 3 scheduled cycles missed since,
+// and not two failures in a row), the ledger reachable, and on a standby a
+// current lease held by someone.
 func (d *daemon) readiness(ctx context.Context) []string {
 	var problems []string
 	d.status.mu.RLock()
-	lastOK, failures, interval, leader := d.status.lastOK, d.status.failures, d.status.interval, d.status.leader
+	lastOK, failures, sched, leader := d.status.lastOK, d.status.failures, d.status.sched, d.status.leader
 	lastErr := d.status.lastErr
 	d.status.mu.RUnlock()
-	if interval <= 0 {
-		interval = time.Minute
-	}
 	switch {
 	case lastOK.IsZero():
 		problems = append(problems, "no successful scan yet")
-	case time.Since(lastOK) > 3*interval:
+	case time.Now().After(staleAt(sched, lastOK)):
 		problems = append(problems, fmt.Sprintf("last successful scan %s ago", time.Since(lastOK).Round(time.Second)))
 	case failures >= 2:
 		problems = append(problems, fmt.Sprintf("%d cycles failed in a row", failures))
@@ -105,6 +103,23 @@ func (d *daemon) readiness(ctx context.Context) []string {
 		problems = append(problems, "last error: "+lastErr)
 	}
 	return problems
+}
+
+// staleAt is when a scan that succeeded at lastOK is too old: once three
+// scheduled cycles after it have come due. Counting the schedule's own
+// ticks, not three times one gap between them, keeps a schedule with
+// uneven gaps ("*/5 9-17 * * 1-5", business hours) ready through the
+// night, when no cycle is due. A cycle that came due runs on the cron
+// timer at once; the next tick is its grace to finish.
+func staleAt(sched cron.Schedule, lastOK time.Time) time.Time {
+	if sched == nil {
+		return lastOK.Add(3 * time.Minute) // the default @every 1m
+	}
+	t := lastOK
+	for range 3 {
+		t = sched.Next(t)
+	}
+	return t
 }
 
 func (d *daemon) readyz(w http.ResponseWriter, r *http.Request) {
