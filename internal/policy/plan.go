@@ -204,7 +204,8 @@ func (p *planner) decide(e ledger.Episode, seq string, step, repeat int, action 
 	key := Key(e.ID, seq)
 	a := ledger.Action{Key: key, EpisodeID: e.ID, Seq: seq, Step: step, Repeat: repeat, Kind: kind,
 		CreatedAt: p.in.Now, NextAttempt: p.in.Now}
-	if existing := actionBySeq(e, seq); existing != nil {
+	existing := actionBySeq(e, seq)
+	if existing != nil {
 		a.ParentKey = existing.ParentKey // structure, not config: keep it
 	} else {
 		superseded := map[string]bool{}
@@ -229,6 +230,13 @@ func (p *planner) decide(e ledger.Episode, seq string, step, repeat int, action 
 		}
 	}
 	a.Digest = Digest(a, e.Identity)
+	if existing != nil && existing.Digest == a.Digest {
+		// Decided before, as now: saving it would change nothing. Leaving
+		// it out spares a storm's every cycle a render, an insert and a
+		// read per open episode; a different digest goes on, to be counted
+		// as a conflict.
+		return
+	}
 	p.plan.Actions = append(p.plan.Actions, a)
 }
 

@@ -91,10 +91,11 @@ func TestDecideLifecycle(t *testing.T) {
 	first := p1.Actions[0]
 
 	// Next cycle, still reported, first step delivered: the same decision
-	// again (same key and digest: nothing new), the episode refreshed.
+	// again (same key and digest: nothing new, so no action in the plan),
+	// the episode refreshed.
 	st := episode(p1, ledger.StateDelivered)
 	p2 := Decide(st, input(t0.Add(m), f))
-	if len(p2.Open) != 0 || len(p2.Refresh) != 1 || len(p2.Actions) != 1 || p2.Actions[0].Key != first.Key || p2.Actions[0].Digest != first.Digest || len(p2.Supersede) != 0 {
+	if len(p2.Open) != 0 || len(p2.Refresh) != 1 || len(p2.Actions) != 0 || len(p2.Supersede) != 0 {
 		t.Fatalf("second cycle: %+v", p2)
 	}
 
@@ -181,12 +182,23 @@ func TestDecideRules(t *testing.T) {
 		{"only the newest repeat", open(question, ledger.StateDelivered), input(t0.Add(5*time.Hour), question),
 			"step/unanswered_clarification/1/4:slack@C-default+mention^parent", nil},
 		// Flipping back to a ladder whose newest step was already decided:
-		// the change is a reply of its own.
+		// the change is a reply of its own (the step, decided as before,
+		// is not decided again).
 		{"flip back is a kind reply", func() ledger.State {
 			st := open(question, ledger.StateDelivered)
 			st.Open[0].Kind = scan.KindShadowedClarification
 			return st
-		}(), input(t0.Add(m), question), "step/unanswered_clarification/0/0:slack@C-default kind/1:slack@C-default^parent", nil},
+		}(), input(t0.Add(m), question), "kind/1:slack@C-default^parent", nil},
+		// The due step is stored with the digest it would get now: nothing
+		// to decide (a storm's open episodes cost no writes per cycle).
+		{"a step decided as before is left out", open(stalled, ledger.StatePending), input(t0.Add(m), stalled), "", nil},
+		// The route changed since the step was stored: it is decided again
+		// with its new digest, for the ledger to count the conflict.
+		{"a step decided otherwise now is a conflict", open(stalled, ledger.StatePending), func() Input {
+			in := input(t0.Add(m), stalled)
+			in.Config = cfgWith("slack:\n  token_file: /dev/null\n  default_channel: C-new\n")
+			return in
+		}(), "step/stalled_turn/0/0:slack@C-new", nil},
 	}
 	for _, c := range cases {
 		p := Decide(c.st, c.in)
