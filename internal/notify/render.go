@@ -306,14 +306,6 @@ func plain(s string) *slack.TextBlockObject {
 	return slack.NewTextBlockObject(slack.PlainTextType, clip(s, maxSectionText), false, false)
 }
 
-// escapeText makes agent text inert in mrkdwn: &, < and > become entities
-// (no <!channel>, no links), and formatting characters get a zero-width
-// space before them so they cannot open bold, italics, strikes or code.
-func escapeText(s string) string {
-	s = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
-	return strings.NewReplacer("*", "\u200b*", "_", "\u200b_", "~", "\u200b~", "`", "\u200b`").Replace(s)
-}
-
 // TitleLabel is how a task is named to people: its title on one line, or
 // its id when kandev has no title for it. A link whose label is empty is
 // invisible, in Slack and on the status page alike, and a line break
@@ -323,16 +315,6 @@ func TitleLabel(title, taskID string) string {
 		return t
 	}
 	return "task " + taskID
-}
-
-// escapeCode is for ids shown in `code`: no backticks, no markup.
-func escapeCode(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "`", "'").Replace(s)
-}
-
-// escapeURL keeps a link target from closing the <url|label> syntax.
-func escapeURL(s string) string {
-	return strings.NewReplacer("<", "%3C", ">", "%3E", "|", "%7C", " ", "%20").Replace(s)
 }
 
 // clip truncates to n characters with a visible "…".
