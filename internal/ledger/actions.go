@@ -9,7 +9,10 @@ import (
 )
 
 // Due is an action ready for delivery with what delivery needs to know of
-// its episode.
+// its episode. It carries neither the action's body nor the episode's
+// finding (both empty): in a storm thousands of actions are due and only a
+// cycle's budget of them is sent, so the frozen text is read with the
+// claim (Claim), for the actions that go out.
 type Due struct {
 	Action
 	Episode Episode
@@ -19,7 +22,8 @@ type Due struct {
 // has come, and claims older than claimTTL (their holder crashed or hung;
 // its request has landed or died by now).
 func (s *Store) DueActions(ctx context.Context, now time.Time, claimTTL time.Duration) ([]Due, error) {
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+prefixed("a.", actionCols)+`, `+prefixed("e.", episodeCols)+`
+	cols := blanked(prefixed("a.", actionCols), "a.body") + ", " + blanked(prefixed("e.", episodeCols), "e.finding")
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+cols+`
 	  FROM actions a JOIN episodes e ON e.id = a.episode_id
 	  WHERE (a.state = 'pending' AND a.next_attempt_us <= ?) OR (a.state = 'claimed' AND a.claimed_us <= ?)
 	  ORDER BY a.created_us, e.since_us, a.step, a.repeat_no, a.key`), us(now), us(now.Add(-claimTTL)))
@@ -44,6 +48,18 @@ func prefixed(p, cols string) string {
 	parts := strings.Split(cols, ",")
 	for i, c := range parts {
 		parts[i] = p + strings.TrimSpace(c)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// blanked selects an empty string in place of column col of a prefixed
+// column list.
+func blanked(cols, col string) string {
+	parts := strings.Split(cols, ", ")
+	for i, c := range parts {
+		if c == col {
+			parts[i] = "''"
+		}
 	}
 	return strings.Join(parts, ", ")
 }

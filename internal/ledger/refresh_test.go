@@ -198,9 +198,16 @@ func TestOpenStateLeavesHistoryOut(t *testing.T) {
 					t.Errorf("%s: loaded %v, want %v", e.ID, keys, want[e.ID])
 				}
 			}
-			due, err := s.DueActions(ctx, t0.Add(24*time.Hour), time.Minute)
-			if err != nil || len(due) != 1 || due[0].Key != "ep-0002-r5" || due[0].Body == "" {
-				t.Fatalf("due: %+v %v, want ep-0002-r5 with its body", due, err)
+			// Due for delivery, it is listed without its text, which the
+			// claim reads.
+			now := t0.Add(24 * time.Hour)
+			due, err := s.DueActions(ctx, now, time.Minute)
+			if err != nil || len(due) != 1 || due[0].Key != "ep-0002-r5" || due[0].Body != "" {
+				t.Fatalf("due: %+v %v, want ep-0002-r5 without its body", due, err)
+			}
+			cl, ok, err := s.Claim(ctx, due[0].Key, "test", "tok", now, time.Minute)
+			if err != nil || !ok || cl.Body == "" {
+				t.Fatalf("claim: %+v %v %v, want the action with its body", cl, ok, err)
 			}
 		})
 	}
