@@ -42,7 +42,7 @@ func testCycle(t *testing.T, ds kandevtest.Dataset, hook func(db *kandevtest.SQL
 	return c, srv, m
 }
 
-func testCycleDB(t *testing.T, ds kandevtest.Dataset, hook func(db *kandevtest.SQLite)) (*Cycle, *slacktest.Server, *Metrics, *kandevtest.SQLite) {
+func testCycleDB(t testing.TB, ds kandevtest.Dataset, hook func(db *kandevtest.SQLite)) (*Cycle, *slacktest.Server, *Metrics, *kandevtest.SQLite) {
 	t.Helper()
 	dir := t.TempDir()
 	db, err := kandevtest.CreateSQLite(filepath.Join(dir, "kandev.db"), kandevtest.Options{})
