@@ -16,11 +16,10 @@ import (
 // held deliveries, as every cycle of a storm runs them until the posts are
 // out.
 //
-// 2026-12-01, 2 vCPU, SQLite kandev and ledger: before this round, 20.5 s
-// per cycle with a budget of 20 (the pacing: one message a second) and
-// 360 MB allocated per cycle, of which 250 MB re-rendering the 5,000
-// stored first posts and 5,000 inserts and reads re-deciding them; now
-// ~1 s and ~90 MB per cycle, with nothing decided again.
+// 2026-12-01, 2 vCPU, SQLite kandev and ledger: 1.68 s and 378 MB
+// allocated per cycle before this round, which re-rendered the 5,000 stored
+// first posts and re-decided them (an insert and a read each); 0.89 s and
+// 98 MB since, with nothing decided again.
 func BenchmarkStormCycle(b *testing.B) {
 	bld := kandevtest.NewBuilder(time.Now())
 	for i := range 5000 {
