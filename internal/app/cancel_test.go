@@ -113,6 +113,37 @@ func rerun(t *testing.T, c *Cycle, later time.Duration, key string) (Result, led
 	return res, a
 }
 
+// firstAttempt runs the first cycle, whose attempt must end in a retry
+// after cancels agent.cancel requests, and returns the action's key.
+func firstAttempt(t *testing.T, c *Cycle, ws *kandevtest.WSServer, cancels int) string {
+	t.Helper()
+	res, err := c.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Counts["retried"] != 1 || len(ws.Cancels()) != cancels || len(ws.Messages()) != 0 {
+		t.Fatalf("first cycle: outcomes %v cancels %v messages %v", res.Counts, ws.Cancels(), ws.Messages())
+	}
+	return res.Plan.Actions[0].Key
+}
+
+// agentSpoke gives turn-1 fresh agent output: it is no longer stalled.
+func agentSpoke(t *testing.T, db *kandevtest.SQLite) {
+	t.Helper()
+	if _, err := db.DB().Exec(`UPDATE task_session_messages SET updated_at = ? WHERE turn_id = 'turn-1'`, kandevtest.TS(time.Now())); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wantRetry checks how the retry left the action and what kandev got.
+func wantRetry(t *testing.T, a ledger.Action, ws *kandevtest.WSServer, state string, cancels, messages int) {
+	t.Helper()
+	if a.State != state || len(ws.Cancels()) != cancels || len(ws.Messages()) != messages {
+		t.Fatalf("retry: action %s uncertain=%v (%s), want %s; cancels %v, want %d; messages %v, want %d",
+			a.State, a.Uncertain, a.Error, state, ws.Cancels(), cancels, ws.Messages(), messages)
+	}
+}
+
 // TestCancelAndNudgeOwedAfterItsEpisodeResolves: the cancel went through
 // and kandev answered the nudge with a retryable error. The cancel
 // completed the turn, so the next scan no longer sees the finding and the
@@ -121,21 +152,12 @@ func rerun(t *testing.T, c *Cycle, later time.Duration, key string) (Result, led
 func TestCancelAndNudgeOwedAfterItsEpisodeResolves(t *testing.T) {
 	c, ws, _ := cancelAndNudgeCycle(t, 0)
 	failOnce(ws, "message.add", "INTERNAL_ERROR")
-	res, err := c.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Counts["retried"] != 1 || len(ws.Cancels()) != 1 || len(ws.Messages()) != 0 {
-		t.Fatalf("first cycle: outcomes %v cancels %v messages %v", res.Counts, ws.Cancels(), ws.Messages())
-	}
-	key := res.Plan.Actions[0].Key
+	key := firstAttempt(t, c, ws, 1)
 	res, a := rerun(t, c, 10*time.Minute, key)
 	if len(res.Plan.Resolve) != 1 {
 		t.Fatalf("the episode should resolve once the cancel completed its turn: plan %+v", res.Plan)
 	}
-	if a.State != ledger.StateDelivered || len(ws.Cancels()) != 1 || len(ws.Messages()) != 1 {
-		t.Fatalf("retry: action %s (%s), cancels %v, messages %v", a.State, a.Error, ws.Cancels(), ws.Messages())
-	}
+	wantRetry(t, a, ws, ledger.StateDelivered, 1, 1)
 }
 
 // failingTasks fails the next n task reads: kandev's database blipped
@@ -161,20 +183,10 @@ func TestCancelAndNudgeRetryAfterAFailedFence(t *testing.T) {
 	c, ws, db := cancelAndNudgeCycle(t, 0)
 	c.Config.Policy["stalled_turn"].ResolveHold = time.Hour
 	c.Reader = &failingTasks{snapshotter: c.Reader, n: 1}
-	res, err := c.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Counts["retried"] != 1 || len(ws.Cancels()) != 0 {
-		t.Fatalf("first cycle: outcomes %v cancels %v", res.Counts, ws.Cancels())
-	}
-	if _, err := db.DB().Exec(`UPDATE task_session_messages SET updated_at = ? WHERE turn_id = 'turn-1'`, kandevtest.TS(time.Now())); err != nil {
-		t.Fatal(err)
-	}
-	_, a := rerun(t, c, time.Minute, res.Plan.Actions[0].Key)
-	if a.State != ledger.StateSuperseded || len(ws.Cancels()) != 0 || len(ws.Messages()) != 0 {
-		t.Fatalf("retry: action %s (%s), cancels %v, messages %v", a.State, a.Error, ws.Cancels(), ws.Messages())
-	}
+	key := firstAttempt(t, c, ws, 0)
+	agentSpoke(t, db)
+	_, a := rerun(t, c, time.Minute, key)
+	wantRetry(t, a, ws, ledger.StateSuperseded, 0, 0)
 }
 
 // TestCancelAndNudgeNewTurnAfterTheCancel: the cancel went through, the
@@ -184,13 +196,7 @@ func TestCancelAndNudgeRetryAfterAFailedFence(t *testing.T) {
 func TestCancelAndNudgeNewTurnAfterTheCancel(t *testing.T) {
 	c, ws, db := cancelAndNudgeCycle(t, 0)
 	failOnce(ws, "message.add", "close")
-	res, err := c.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Counts["retried"] != 1 || len(ws.Cancels()) != 1 {
-		t.Fatalf("first cycle: outcomes %v cancels %v", res.Counts, ws.Cancels())
-	}
+	key := firstAttempt(t, c, ws, 1)
 	b := kandevtest.NewBuilder(time.Now())
 	s := b.Session("s1", "Fix login", "ws", "RUNNING", time.Hour, "")
 	s.Turn("turn-2", 0, -1, "").Agent("message", 0)
@@ -201,10 +207,8 @@ func TestCancelAndNudgeNewTurnAfterTheCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	ws.SetState("s1", "RUNNING")
-	_, a := rerun(t, c, time.Minute, res.Plan.Actions[0].Key)
-	if a.State != ledger.StateSuperseded || len(ws.Cancels()) != 1 || len(ws.Messages()) != 0 {
-		t.Fatalf("retry: action %s (%s), cancels %v, messages %v", a.State, a.Error, ws.Cancels(), ws.Messages())
-	}
+	_, a := rerun(t, c, time.Minute, key)
+	wantRetry(t, a, ws, ledger.StateSuperseded, 1, 0)
 }
 
 // TestCancelAndNudgeRetryCancelsWhenTheFirstDidNotTake: the connection
@@ -213,17 +217,9 @@ func TestCancelAndNudgeNewTurnAfterTheCancel(t *testing.T) {
 func TestCancelAndNudgeRetryCancelsWhenTheFirstDidNotTake(t *testing.T) {
 	c, ws, _ := cancelAndNudgeCycle(t, 0)
 	failOnce(ws, "agent.cancel", "close")
-	res, err := c.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Counts["retried"] != 1 || len(ws.Cancels()) != 0 {
-		t.Fatalf("first cycle: outcomes %v cancels %v", res.Counts, ws.Cancels())
-	}
-	_, a := rerun(t, c, time.Minute, res.Plan.Actions[0].Key)
-	if a.State != ledger.StateDelivered || len(ws.Cancels()) != 1 || len(ws.Messages()) != 1 {
-		t.Fatalf("retry: action %s (%s), cancels %v, messages %v", a.State, a.Error, ws.Cancels(), ws.Messages())
-	}
+	key := firstAttempt(t, c, ws, 0)
+	_, a := rerun(t, c, time.Minute, key)
+	wantRetry(t, a, ws, ledger.StateDelivered, 1, 1)
 }
 
 // TestCancelAndNudgeRetryLeavesARecoveredTurnAlone: the connection dropped
@@ -236,18 +232,11 @@ func TestCancelAndNudgeRetryLeavesARecoveredTurnAlone(t *testing.T) {
 	c, ws, db := cancelAndNudgeCycle(t, 0)
 	c.Config.Policy["stalled_turn"].ResolveHold = time.Hour
 	failOnce(ws, "agent.cancel", "close")
-	res, err := c.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Counts["retried"] != 1 || len(ws.Cancels()) != 0 {
-		t.Fatalf("first cycle: outcomes %v cancels %v", res.Counts, ws.Cancels())
-	}
-	if _, err := db.DB().Exec(`UPDATE task_session_messages SET updated_at = ? WHERE turn_id = 'turn-1'`, kandevtest.TS(time.Now())); err != nil {
-		t.Fatal(err)
-	}
-	res, a := rerun(t, c, time.Minute, res.Plan.Actions[0].Key)
-	if res.Counts["deferred"] != 1 || a.State != ledger.StatePending || !a.Uncertain || len(ws.Cancels()) != 0 || len(ws.Messages()) != 0 {
-		t.Fatalf("retry: outcomes %v, action %s uncertain=%v (%s), cancels %v, messages %v", res.Counts, a.State, a.Uncertain, a.Error, ws.Cancels(), ws.Messages())
+	key := firstAttempt(t, c, ws, 0)
+	agentSpoke(t, db)
+	res, a := rerun(t, c, time.Minute, key)
+	wantRetry(t, a, ws, ledger.StatePending, 0, 0)
+	if res.Counts["deferred"] != 1 || !a.Uncertain {
+		t.Fatalf("retry: outcomes %v, uncertain %v: want deferred, still owed", res.Counts, a.Uncertain)
 	}
 }

@@ -8,17 +8,25 @@ import "strings"
 func escapeText(s string) string {
 	return replaceBytes(s, func(c byte) string {
 		switch c {
-		case '&':
-			return "&amp;"
-		case '<':
-			return "&lt;"
-		case '>':
-			return "&gt;"
 		case '*', '_', '~', '`':
 			return "\u200b" + string(c)
 		}
-		return ""
+		return entity(c)
 	})
+}
+
+// entity is the mrkdwn entity for &, < and >, the characters Slack parses
+// as markup; "" for any other byte.
+func entity(c byte) string {
+	switch c {
+	case '&':
+		return "&amp;"
+	case '<':
+		return "&lt;"
+	case '>':
+		return "&gt;"
+	}
+	return ""
 }
 
 // replaceBytes rewrites each ASCII byte of s that sub maps to a non-empty
@@ -50,17 +58,10 @@ func replaceBytes(s string, sub func(byte) string) string {
 // escapeCode is for ids shown in `code`: no backticks, no markup.
 func escapeCode(s string) string {
 	return replaceBytes(s, func(c byte) string {
-		switch c {
-		case '&':
-			return "&amp;"
-		case '<':
-			return "&lt;"
-		case '>':
-			return "&gt;"
-		case '`':
+		if c == '`' {
 			return "'"
 		}
-		return ""
+		return entity(c)
 	})
 }
 
