@@ -16,6 +16,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"age":       func(s int64) string { return scan.HumanAge(time.Duration(s) * time.Second) },
 	"kindWords": kindWords,
 	"label":     notify.TitleLabel,
+	"clock":     clock,
 }).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -35,7 +36,7 @@ a{color:#0b5cad}code{font-size:12px}
 td{display:block;border:0;padding:4px 12px}td::before{content:attr(data-label) ": ";color:#889;font-size:12px}}
 </style></head><body>
 <header><h1>watchdogd</h1>
-<p>{{len .Episodes}} open · {{.Sessions}} active sessions · last scan {{.LastScan}} · {{.Role}}{{if .LastError}} · <span class="bad">error: {{.LastError}}</span>{{end}}</p></header>
+<p>{{len .Episodes}} open · {{.Sessions}} active sessions · last scan {{clock .LastScan}} · {{.Role}}{{if .LastError}} · <span class="bad">error: {{.LastError}}</span>{{end}}</p></header>
 <main>{{if .Episodes}}
 <table><thead><tr><th>Age</th><th>Kind</th><th>Task</th><th>Session</th><th>Last action</th><th>Silenced</th></tr></thead><tbody>
 {{range .Episodes}}<tr class="episode" data-kind="{{.Kind}}">
@@ -43,7 +44,7 @@ td{display:block;border:0;padding:4px 12px}td::before{content:attr(data-label) "
 <td class="kind" data-label="Kind"><span class="tag">{{kindWords .Kind}}</span></td>
 <td data-label="Task"><a href="{{.Link}}">{{label .TaskTitle .TaskID}}</a></td>
 <td data-label="Session"><code>{{.SessionID}}</code></td>
-<td data-label="Last action">{{with .LastAction}}{{.Action}} {{.State}}{{if .Channel}} in {{.Channel}}{{end}} <span class="muted">{{.At}}</span>{{if .Error}}<br><span class="muted">{{.Error}}</span>{{end}}{{else}}<span class="muted">none yet</span>{{end}}</td>
+<td data-label="Last action">{{with .LastAction}}{{.Action}} {{.State}}{{if .Channel}} in {{.Channel}}{{end}} <time class="muted" datetime="{{.At}}">{{clock .At}}</time>{{if .Error}}<br><span class="muted">{{.Error}}</span>{{end}}{{else}}<span class="muted">none yet</span>{{end}}</td>
 <td data-label="Silenced">{{if .Silenced}}<span class="tag silenced">silenced</span>{{else}}no{{end}}</td>
 </tr>{{end}}</tbody></table>
 {{else}}<p class="empty">Nothing open. Every active session looks healthy.</p>{{end}}</main>
@@ -57,6 +58,16 @@ type pageData struct {
 	LastScan  string
 	LastError string
 	Role      string
+}
+
+// clock is an RFC 3339 instant as people read it on the page, to the
+// second in UTC (the API keeps the full value); other text as it is.
+func clock(s string) string {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return s
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
 }
 
 func (d *daemon) page(w http.ResponseWriter, r *http.Request) {
