@@ -15,6 +15,10 @@ import (
 // cancel), so the agent has work and neither a cancel nor a nudge is owed.
 var errNudgeNotOwed = errors.New("the session is running a new turn; no cancel or nudge is owed")
 
+// errSessionEnded: the session ended (or its task was archived) before
+// the nudge; there is no one left to nudge, and no one to page about it.
+var errSessionEnded = errors.New("the session ended before the nudge; nothing is owed")
+
 // errTurnRunsOn: an earlier attempt may have cancelled the turn, which runs
 // on with output. Its nudge stays owed until the turn ends.
 var errTurnRunsOn = errors.New("the turn an earlier cancel was for runs on with output; the nudge waits for it to end")
@@ -41,7 +45,7 @@ func (c *Cycle) cancelAndNudge(ctx context.Context, a ledger.Action, e ledger.Ep
 		s := sessionIn(snap, e.SessionID)
 		switch {
 		case s == nil:
-			return cancelled, &kandev.RequestError{Action: "message.add", Code: "SESSION_ENDED", Message: "the session ended before the nudge"}
+			return cancelled, errSessionEnded
 		case s.State != "RUNNING":
 			return cancelled, c.Kandev.AddMessage(ctx, e.TaskID, e.SessionID, decodeText(a.Body), kandev.ClientMessageID(a.Key))
 		case e.TurnID != "" && (s.Current == nil || s.Current.ID != e.TurnID):

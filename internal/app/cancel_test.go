@@ -240,3 +240,19 @@ func TestCancelAndNudgeRetryLeavesARecoveredTurnAlone(t *testing.T) {
 		t.Fatalf("retry: outcomes %v, uncertain %v: want deferred, still owed", res.Counts, a.Uncertain)
 	}
 }
+
+// TestCancelAndNudgeSessionEndedAfterTheCancel: the cancel went through,
+// the nudge's answer was lost, and before the retry someone ended the
+// session. Nothing is owed: the action is superseded, not a failure that
+// pages anyone.
+func TestCancelAndNudgeSessionEndedAfterTheCancel(t *testing.T) {
+	c, ws, db := cancelAndNudgeCycle(t, 0)
+	failOnce(ws, "message.add", "close")
+	key := firstAttempt(t, c, ws, 1)
+	if _, err := db.DB().Exec(`UPDATE task_sessions SET state = 'COMPLETED' WHERE id = 's1'`); err != nil {
+		t.Fatal(err)
+	}
+	ws.SetState("s1", "COMPLETED")
+	_, a := rerun(t, c, time.Minute, key)
+	wantRetry(t, a, ws, ledger.StateSuperseded, 1, 0)
+}

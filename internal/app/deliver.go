@@ -216,7 +216,7 @@ func (c *Cycle) send(ctx context.Context, run *deliveryRun, a ledger.Action, e l
 		var cancelled bool
 		cancelled, err = c.cancelAndNudge(ctx, a, e)
 		switch {
-		case errors.Is(err, errNudgeNotOwed):
+		case errors.Is(err, errNudgeNotOwed), errors.Is(err, errSessionEnded):
 			return ledger.Outcome{State: ledger.StateSuperseded, Error: err.Error()}
 		case errors.Is(err, errTurnRunsOn): // a wait, not a failure: nothing was tried
 			return ledger.Outcome{State: ledger.StatePending, NextAttempt: now.Add(time.Minute), Error: err.Error(), Uncertain: true, Refund: true}
