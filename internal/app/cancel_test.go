@@ -135,6 +135,15 @@ func agentSpoke(t *testing.T, db *kandevtest.SQLite) {
 	}
 }
 
+// setState puts session s1 in state, in kandev's database and its API.
+func setState(t *testing.T, db *kandevtest.SQLite, ws *kandevtest.WSServer, state string) {
+	t.Helper()
+	if _, err := db.DB().Exec(`UPDATE task_sessions SET state = ? WHERE id = 's1'`, state); err != nil {
+		t.Fatal(err)
+	}
+	ws.SetState("s1", state)
+}
+
 // wantRetry checks how the retry left the action and what kandev got.
 func wantRetry(t *testing.T, a ledger.Action, ws *kandevtest.WSServer, state string, cancels, messages int) {
 	t.Helper()
@@ -203,10 +212,7 @@ func TestCancelAndNudgeNewTurnAfterTheCancel(t *testing.T) {
 	if err := db.Write(context.Background(), kandevtest.Dataset{Turns: b.DS.Turns, Messages: b.DS.Messages}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.DB().Exec(`UPDATE task_sessions SET state = 'RUNNING' WHERE id = 's1'`); err != nil {
-		t.Fatal(err)
-	}
-	ws.SetState("s1", "RUNNING")
+	setState(t, db, ws, "RUNNING")
 	_, a := rerun(t, c, time.Minute, key)
 	wantRetry(t, a, ws, ledger.StateSuperseded, 1, 0)
 }
@@ -249,10 +255,7 @@ func TestCancelAndNudgeSessionEndedAfterTheCancel(t *testing.T) {
 	c, ws, db := cancelAndNudgeCycle(t, 0)
 	failOnce(ws, "message.add", "close")
 	key := firstAttempt(t, c, ws, 1)
-	if _, err := db.DB().Exec(`UPDATE task_sessions SET state = 'COMPLETED' WHERE id = 's1'`); err != nil {
-		t.Fatal(err)
-	}
-	ws.SetState("s1", "COMPLETED")
+	setState(t, db, ws, "COMPLETED")
 	_, a := rerun(t, c, time.Minute, key)
 	wantRetry(t, a, ws, ledger.StateSuperseded, 1, 0)
 }

@@ -73,9 +73,8 @@ func (d *daemon) ui(h http.HandlerFunc) http.HandlerFunc {
 }
 
 // readiness says whether this replica is doing its job: config loaded, a
-// recent successful scan (no more than 3 scheduled cycles missed since,
-// and not two failures in a row), the ledger reachable, and on a standby a
-// current lease held by someone.
+// recent successful scan (see staleAt; and not two failures in a row),
+// the ledger reachable, and on a standby a current lease held by someone.
 func (d *daemon) readiness(ctx context.Context) []string {
 	var problems []string
 	d.status.mu.RLock()

@@ -197,8 +197,9 @@ func Wanted(st ledger.State, in Input) []string {
 	return keys
 }
 
-// decide adds one decision (or re-decides an existing one, for conflict
-// detection).
+// decide adds one decision. A step already stored is decided again only
+// to compare digests: it goes into the plan when the digest changed (a
+// conflict, for the ledger to count), not when it is the same.
 func (p *planner) decide(e ledger.Episode, seq string, step, repeat int, action string, mention bool) {
 	kind := actionKind(action, p.in.Slack)
 	key := Key(e.ID, seq)
