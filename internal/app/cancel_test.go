@@ -60,27 +60,12 @@ func TestCancelAndNudge(t *testing.T) {
 // nudge was lost (the connection dropped); the retry only nudges.
 func TestCancelAndNudgeRetryDoesNotCancelAgain(t *testing.T) {
 	c, ws, _ := cancelAndNudgeCycle(t, 0)
-	var adds atomic.Int32
-	ws.SetFail(func(action string) string {
-		if action == "message.add" && adds.Add(1) == 1 {
-			return "close"
-		}
-		return ""
-	})
-	res, err := c.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Counts["retried"] != 1 || len(ws.Cancels()) != 1 || len(ws.Messages()) != 0 {
-		t.Fatalf("first cycle: outcomes %v cancels %v messages %v", res.Counts, ws.Cancels(), ws.Messages())
-	}
-	later := time.Now().Add(10 * time.Minute) // past the retry backoff
-	c.Now = func() time.Time { return later }
-	if res, err = c.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if res.Counts["delivered"] != 1 || len(ws.Cancels()) != 1 || len(ws.Messages()) != 1 {
-		t.Fatalf("retry: outcomes %v cancels %v messages %v", res.Counts, ws.Cancels(), ws.Messages())
+	failOnce(ws, "message.add", "close")
+	key := firstAttempt(t, c, ws, 1)
+	res, a := rerun(t, c, 10*time.Minute, key)
+	wantRetry(t, a, ws, ledger.StateDelivered, 1, 1)
+	if res.Counts["delivered"] != 1 {
+		t.Fatalf("retry: outcomes %v", res.Counts)
 	}
 }
 

@@ -139,9 +139,7 @@ func (c *Cycle) deliverOne(ctx context.Context, run *deliveryRun, d ledger.Due) 
 func (c *Cycle) attempt(ctx context.Context, run *deliveryRun, cl ledger.Claim, e ledger.Episode, log *zap.Logger) ledger.Outcome {
 	a := cl.Action
 	now := c.Now()
-	wait := func(d time.Duration, why string) ledger.Outcome {
-		return ledger.Outcome{State: ledger.StatePending, NextAttempt: now.Add(d), Error: why, Uncertain: a.Uncertain, Refund: true}
-	}
+	wait := func(d time.Duration, why string) ledger.Outcome { return released(a, now.Add(d), why) }
 	var parent ledger.Action
 	if a.ParentKey != "" {
 		p, err := c.Store.Action(ctx, a.ParentKey)
@@ -219,7 +217,7 @@ func (c *Cycle) send(ctx context.Context, run *deliveryRun, a ledger.Action, e l
 		case errors.Is(err, errNudgeNotOwed), errors.Is(err, errSessionEnded):
 			return ledger.Outcome{State: ledger.StateSuperseded, Error: err.Error()}
 		case errors.Is(err, errTurnRunsOn): // a wait, not a failure: nothing was tried
-			return ledger.Outcome{State: ledger.StatePending, NextAttempt: now.Add(time.Minute), Error: err.Error(), Uncertain: true, Refund: true}
+			return released(a, now.Add(time.Minute), err.Error()) // a.Uncertain: the nudge stays owed
 		}
 		// Once the cancel is sent the nudge is owed whatever follows: an
 		// uncertain action survives its episode's resolve and is not
@@ -307,6 +305,13 @@ func (c *Cycle) replyCleared(ctx context.Context, a ledger.Action, parent ledger
 	return c.Slack.Post(ctx, parent.ResultChannel, parent.ResultTS, a.Key, notify.ClearedReply(resolved))
 }
 
+// released gives a claimed action back untried: it is due again at next,
+// keeps whether an earlier attempt may have landed, and its attempt is
+// refunded (it waits, as a held action does).
+func released(a ledger.Action, next time.Time, why string) ledger.Outcome {
+	return ledger.Outcome{State: ledger.StatePending, NextAttempt: next, Error: why, Uncertain: a.Uncertain, Refund: true}
+}
+
 // failed maps an error to a retry (with backoff, or Slack's Retry-After) or
 // a permanent failure.
 func (c *Cycle) failed(now time.Time, a ledger.Action, err error, log *zap.Logger) ledger.Outcome {
@@ -315,7 +320,7 @@ func (c *Cycle) failed(now time.Time, a ledger.Action, err error, log *zap.Logge
 		return ledger.Outcome{State: ledger.StateFailed, Error: OneLine(err)}
 	}
 	if v.NotSent { // the cycle's time ran out before the request: next cycle
-		return ledger.Outcome{State: ledger.StatePending, NextAttempt: now, Error: OneLine(err), Uncertain: a.Uncertain, Refund: true}
+		return released(a, now, OneLine(err))
 	}
 	wait := notify.Backoff(a.Attempts)
 	if v.RateLimited && v.After > 0 {
