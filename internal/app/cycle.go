@@ -100,7 +100,8 @@ func (c *Cycle) Run(ctx context.Context) (Result, error) {
 	c.deliver(ctx, silences, res.Counts)
 	c.prune(ctx, now)
 	c.logSummary(res, time.Since(start))
-	return res, c.observeEpisodes(ctx)
+	c.observeEpisodes(ctx)
+	return res, nil
 }
 
 // logSummary writes one line per cycle: at info when it changed something
@@ -276,11 +277,15 @@ func (c *Cycle) observeStandby(st ledger.State) {
 	c.observeUntold(st)
 }
 
-func (c *Cycle) observeEpisodes(ctx context.Context) error {
+// observeEpisodes sets the open-episode gauges from the ledger. A read that
+// fails leaves them as they were and says so, as a standby's does: the
+// cycle has acted by then, and failing it would report a scan and a
+// delivery that worked as broken.
+func (c *Cycle) observeEpisodes(ctx context.Context) {
 	counts, err := c.Store.OpenCounts(ctx)
 	if err != nil {
-		return err
+		c.Log.Warn("episode gauges not updated", zap.Error(fmt.Errorf("read the ledger: %w", err)))
+		return
 	}
 	c.observeOpen(counts)
-	return nil
 }

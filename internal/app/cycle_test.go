@@ -316,3 +316,35 @@ func TestUntoldGauge(t *testing.T) {
 		t.Fatalf("%d messages and untold %v after the retry, want 1 and 0", n, untold())
 	}
 }
+
+// TestLedgerLostAfterDelivery: the ledger goes away while a post is in
+// flight. What the cycle could not record is logged, the open-episode
+// gauges keep their last values with a warning, and the cycle, whose scan
+// and delivery worked, is not reported as failed (it was, before: the
+// gauges' read failed it after "cycle finished" had been logged).
+func TestLedgerLostAfterDelivery(t *testing.T) {
+	b := oneStall()
+	c, srv, m := testCycle(t, b.DS, nil)
+	core, logs := observer.New(zapcore.WarnLevel)
+	c.Log = zap.New(core)
+	srv.SetFault(func(method string, _ int) slacktest.Fault {
+		if method == "chat.postMessage" {
+			_ = c.Store.Close()
+		}
+		return slacktest.Fault{}
+	})
+	if _, err := c.Run(context.Background()); err != nil {
+		t.Fatalf("cycle failed: %v", err)
+	}
+	if n := len(srv.Messages()); n != 1 {
+		t.Fatalf("%d messages sent", n)
+	}
+	for _, msg := range []string{"record action outcome", "episode gauges not updated"} {
+		if logs.FilterMessage(msg).Len() != 1 {
+			t.Errorf("no %q line in %v", msg, logs.All())
+		}
+	}
+	if g := testutil.ToFloat64(m.EpisodesOpen.WithLabelValues("stalled_turn")); g != 0 {
+		t.Errorf("open gauge %v, want its last value 0", g)
+	}
+}
