@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -127,5 +128,77 @@ func TestSecretPrintsRedacted(t *testing.T) {
 	}
 	if b, _ := s.MarshalJSON(); strings.Contains(string(b), "very-secret") {
 		t.Fatal("secret in JSON")
+	}
+}
+
+// TestMergeKeys: YAML merge keys work as in yaml.v3's own decoder. A key
+// written in the mapping wins over a merged one, an earlier merged mapping
+// over a later one, and merged keys are checked like written ones.
+func TestMergeKeys(t *testing.T) {
+	text := `slack:
+  token_file: /x
+  default_channel: C0123456789
+  routes:
+    - &team {match: {workspace_id: ws-a}, channel: C0000000001, mention: "<!here>"}
+    - <<: *team
+      match: {workspace_id: ws-b}
+policy:
+  pending_permission:
+    steps:
+      - &first {after: 0s, action: slack}
+      - &late {after: 30m, action: log}
+      - <<: [*first, *late]
+        after: 1h
+        mention: true
+`
+	c, err := Parse("m.yaml", []byte(text), noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.Slack.Routes
+	if len(r) != 2 || r[1].Channel != "C0000000001" || r[1].Mention != "<!here>" || r[1].Match.WorkspaceID != "ws-b" {
+		t.Errorf("routes %+v", r)
+	}
+	// after is written, action comes from *first (before *late), mention is written.
+	steps := c.Policy["pending_permission"].Steps
+	if want := (Step{After: time.Hour, Action: "slack", Mention: true}); len(steps) != 3 || steps[2] != want {
+		t.Errorf("steps %+v, want the last %+v", steps, want)
+	}
+	_, err = Parse("m.yaml", []byte("thresholds:\n  base: &b {stall_after: 20m}\n  <<: *b\n"), noEnv)
+	var p *Problems
+	if !errors.As(err, &p) || len(p.Items) != 1 || p.Items[0].Line != 2 {
+		t.Errorf("an unknown key is refused where the anchor defines it, once: %v", err)
+	}
+}
+
+// TestMergeKeysRefused: a merge key that names something other than
+// mappings, or a mapping that contains it, is a problem on the merge key's
+// line — never an endless walk.
+func TestMergeKeysRefused(t *testing.T) {
+	for _, tc := range []struct{ text, want string }{
+		{"thresholds: &t\n  stall_after: 20m\n  <<: *t\n", `m.yaml:3: thresholds.<<: a merge key refers to a mapping that contains it`},
+		{"thresholds:\n  <<: [{stall_after: 20m}, 5m]\n", `m.yaml:2: thresholds.<<: a merge key takes a mapping or a list of mappings, got "5m"`},
+	} {
+		_, err := Parse("m.yaml", []byte(tc.text), noEnv)
+		var p *Problems
+		if !errors.As(err, &p) || len(p.Lines()) != 1 || p.Lines()[0] != tc.want {
+			t.Errorf("%q: %v, want %s", tc.text, err, tc.want)
+		}
+	}
+}
+
+// TestMergeKeysNested: anchors that merge anchors twice over, 40 deep, are
+// expanded once each (2^40 walks otherwise: the test would never end).
+func TestMergeKeysNested(t *testing.T) {
+	s := "&l0 {stall_after: 20m}"
+	for i := 1; i <= 40; i++ {
+		s = fmt.Sprintf("&l%d {<<: [%s, *l%d]}", i, s, i-1)
+	}
+	c, err := Parse("m.yaml", []byte("thresholds:\n  <<: "+s+"\n"), noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Thresholds.StallAfter != 20*time.Minute {
+		t.Errorf("stall_after %v", c.Thresholds.StallAfter)
 	}
 }

@@ -62,6 +62,9 @@ type decoder struct {
 	failed map[string]bool
 	lines  map[string]int // field path → line, for validation messages
 	getenv func(string) string
+	// merged caches each mapping's keys with its merge keys expanded (nil
+	// while being expanded, to catch a mapping that merges itself).
+	merged map[*yaml.Node][][2]*yaml.Node
 }
 
 func (d *decoder) envSet(name string) bool { return d.getenv != nil && d.getenv(name) != "" }
@@ -150,8 +153,8 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 		}
 	}
 	seen := map[string]bool{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, val := n.Content[i], n.Content[i+1]
+	for _, kv := range d.pairs(n, path) {
+		k, val := kv[0], kv[1]
 		p := join(path, k.Value)
 		if seen[k.Value] {
 			d.add(k.Line, p, "set twice")
@@ -176,8 +179,8 @@ func (d *decoder) decodeMap(n *yaml.Node, v reflect.Value, path string) {
 	if v.IsNil() {
 		v.Set(reflect.MakeMap(v.Type()))
 	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, val := n.Content[i], n.Content[i+1]
+	for _, kv := range d.pairs(n, path) {
+		k, val := kv[0], kv[1]
 		p := join(path, k.Value)
 		elem := reflect.New(v.Type().Elem()).Elem()
 		if existing := v.MapIndex(reflect.ValueOf(k.Value)); existing.IsValid() {
