@@ -127,6 +127,10 @@ type QuietHours struct {
 	Start    ClockTime `yaml:"start"`
 	End      ClockTime `yaml:"end"`
 	Days     []string  `yaml:"days"`
+	// Location is Timezone loaded, set when the config is validated: a
+	// storm asks for every due action whether it is quiet, and loading the
+	// zone reads tzdata each time.
+	Location *time.Location `yaml:"-"`
 }
 
 // HA is the leader lease.

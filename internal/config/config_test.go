@@ -202,3 +202,15 @@ func TestMergeKeysNested(t *testing.T) {
 		t.Errorf("stall_after %v", c.Thresholds.StallAfter)
 	}
 }
+
+// TestQuietHoursZoneLoaded: validation keeps the loaded zone, which the
+// quiet-hours check uses instead of reading tzdata for every due action.
+func TestQuietHoursZoneLoaded(t *testing.T) {
+	c, err := Parse("q.yaml", []byte("quiet_hours: {timezone: Europe/Berlin, start: '22:00', end: '07:00'}\n"), noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loc := c.QuietHours.Location; loc == nil || loc.String() != "Europe/Berlin" {
+		t.Errorf("location %v", loc)
+	}
+}

@@ -262,9 +262,11 @@ func (v validator) quietHours(c *Config) {
 	if q.Timezone == "" {
 		q.Timezone = "UTC"
 	}
-	if _, err := time.LoadLocation(q.Timezone); err != nil {
+	loc, err := time.LoadLocation(q.Timezone)
+	if err != nil {
 		v.add("quiet_hours.timezone", "%q is not a time zone (like Europe/Berlin)", q.Timezone)
 	}
+	q.Location = loc
 	if !q.Start.Set {
 		v.add("quiet_hours.start", "is required (HH:MM)")
 	}

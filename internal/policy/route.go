@@ -60,9 +60,12 @@ func Quiet(q *config.QuietHours, now time.Time) bool {
 	if q == nil || !q.Start.Set || !q.End.Set {
 		return false
 	}
-	loc, err := time.LoadLocation(q.Timezone)
-	if err != nil {
-		loc = time.UTC // validated at load; a missing tzdata entry must not mute
+	loc := q.Location
+	if loc == nil { // built by hand, not loaded
+		var err error
+		if loc, err = time.LoadLocation(q.Timezone); err != nil {
+			loc = time.UTC // validated at load; a missing tzdata entry must not mute
+		}
 	}
 	t := now.In(loc)
 	minute := t.Hour()*60 + t.Minute()
