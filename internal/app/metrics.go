@@ -70,7 +70,7 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 		ActionDelivery: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "action_delivery_seconds",
 			Help: "Time to deliver one action, by action.", Buckets: prometheus.ExponentialBuckets(0.01, 2, 12)}, []string{"action"}),
 		SlackRateLimited: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "slack_rate_limited_total",
-			Help: "Slack 429 answers (and actions held back by a closed channel or the per-cycle budget)."}),
+			Help: "Slack 429 answers, and actions held back by the per-cycle budget (slack.max_messages_per_cycle). Actions waiting out a Retry-After are counted deferred."}),
 		MalformedMetadata: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "malformed_metadata_rows",
 			Help: "Rows of kandev's tables whose metadata could not be parsed, in the last scan."}),
 		Leader: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "leader",
