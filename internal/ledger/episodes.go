@@ -138,99 +138,22 @@ func closeRows(rows *sql.Rows) error {
 }
 
 // apply writes a plan inside the transaction that decided it, so that an
-// action row exists before anything is delivered for it (seed 002).
+// action row exists before anything is delivered for it (seed 002). On
+// PostgreSQL each part is written in batches (batch.go).
 func (s *Store) apply(ctx context.Context, tx *sql.Tx, p Plan) (Applied, error) {
-	exec := func(what, q string, args ...any) error {
-		if _, err := tx.ExecContext(ctx, s.q(q), args...); err != nil {
-			return s.wrap(what, err)
-		}
-		return nil
-	}
-	for _, e := range p.Open {
-		if err := exec("open episode", `INSERT INTO episodes (`+episodeCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			e.ID, e.Identity, e.Kind, e.SessionID, e.TaskID, e.WorkspaceID, e.TurnID, e.PendingID, e.TaskTitle,
-			us(e.Since), us(e.OpenedAt), us(e.LastSeen), nil, nil, "", e.KindChanges, e.Finding); err != nil {
-			return Applied{}, err
-		}
-	}
-	if err := s.refresh(ctx, tx, p.Refresh); err != nil {
-		return Applied{}, err
-	}
-	for _, m := range p.Missing {
-		if err := exec("mark episode missing", `UPDATE episodes SET missing_since_us = ? WHERE id = ? AND resolved_us IS NULL AND missing_since_us IS NULL`,
-			us(m.Since), m.ID); err != nil {
-			return Applied{}, err
-		}
-	}
-	for _, r := range p.Resolve {
-		if err := exec("resolve episode", `UPDATE episodes SET resolved_us = ?, resolution = ? WHERE id = ? AND resolved_us IS NULL`,
-			us(r.At), r.Reason, r.ID); err != nil {
-			return Applied{}, err
-		}
-	}
-	for _, key := range p.Supersede {
-		if err := exec("supersede action", `UPDATE actions SET state = 'superseded', updated_us = ? WHERE key = ? AND state = 'pending'`,
-			us(p.Now), key); err != nil {
-			return Applied{}, err
-		}
-	}
-	for _, key := range p.Requeue {
-		// uncertain: the next attempt looks for it in Slack first, since an
-		// earlier attempt of it may have landed before it failed.
-		if err := exec("requeue action", `UPDATE actions SET state = 'pending', uncertain = 1, next_attempt_us = ?, updated_us = ?
-		  WHERE key = ? AND state = 'failed'`,
-			us(p.Now), us(p.Now), key); err != nil {
+	for _, write := range []func() error{
+		func() error { return s.openEpisodes(ctx, tx, p.Open) },
+		func() error { return s.refresh(ctx, tx, p.Refresh) },
+		func() error { return s.markMissing(ctx, tx, p.Missing) },
+		func() error { return s.resolveEpisodes(ctx, tx, p.Resolve) },
+		func() error { return s.supersede(ctx, tx, p.Supersede, us(p.Now)) },
+		func() error { return s.requeue(ctx, tx, p.Requeue, us(p.Now)) },
+	} {
+		if err := write(); err != nil {
 			return Applied{}, err
 		}
 	}
 	return s.saveActions(ctx, tx, p.Actions)
-}
-
-// saveActions inserts each decided action before any delivery. A key
-// already stored is the same step decided again: nothing new, or a
-// conflict when its digest differs.
-func (s *Store) saveActions(ctx context.Context, tx *sql.Tx, actions []Action) (Applied, error) {
-	var out Applied
-	for _, a := range actions {
-		res, err := tx.ExecContext(ctx, s.q(`INSERT INTO actions (key, episode_id, seq, step, repeat_no, action, channel, mention, parent_key, digest, body, state,
-		  created_us, updated_us, next_attempt_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?) ON CONFLICT (key) DO NOTHING`),
-			a.Key, a.EpisodeID, a.Seq, a.Step, a.Repeat, a.Kind, a.Channel, a.Mention, a.ParentKey, a.Digest, a.Body,
-			us(a.CreatedAt), us(a.CreatedAt), us(a.NextAttempt))
-		if err != nil {
-			return out, s.wrap("save action", err)
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return out, s.wrap("save action", err)
-		} else if n == 1 {
-			out.Inserted++
-			continue
-		}
-		c, err := s.checkConflict(ctx, tx, a)
-		if err != nil {
-			return out, err
-		}
-		if c != nil {
-			out.Conflicts = append(out.Conflicts, *c)
-		}
-	}
-	return out, nil
-}
-
-// checkConflict compares a re-decided action's digest with the stored one.
-// A difference is counted once per distinct digest; the stored action stays
-// authoritative and is delivered as first decided.
-func (s *Store) checkConflict(ctx context.Context, tx *sql.Tx, a Action) (*Conflict, error) {
-	var stored, last string
-	if err := tx.QueryRowContext(ctx, s.q("SELECT digest, conflict_digest FROM actions WHERE key = ?"), a.Key).Scan(&stored, &last); err != nil {
-		return nil, s.wrap("read action", err)
-	}
-	if stored == a.Digest || last == a.Digest {
-		return nil, nil
-	}
-	if _, err := tx.ExecContext(ctx, s.q("UPDATE actions SET conflicts = conflicts + 1, conflict_digest = ? WHERE key = ?"), a.Digest, a.Key); err != nil {
-		return nil, s.wrap("record conflict", err)
-	}
-	return &Conflict{Key: a.Key, Stored: stored, Want: a.Digest}, nil
 }
 
 // Episodes lists episodes, newest first; open only when openOnly. With a

@@ -3,16 +3,6 @@ package ledger
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
-)
-
-// A refresh statement carries at most refreshBatch episodes and, past the
-// first, refreshBytes of their findings and titles (a finding holds the
-// questions it shows, tens of kilobytes for a long one), so its parameter
-// stays small whatever is open.
-const (
-	refreshBatch = 1000
-	refreshBytes = 1 << 20
 )
 
 // refreshRow is one refresh as the statement's JSON parameter spells it.
@@ -40,35 +30,23 @@ func (s *Store) refresh(ctx context.Context, tx *sql.Tx, rs []Refresh) error {
 	if !s.pg {
 		return s.refreshEach(ctx, tx, rs)
 	}
-	for len(rs) > 0 {
-		rows := nextBatch(rs)
-		arg, err := json.Marshal(rows)
+	for _, batch := range chunks(rs, func(r Refresh) int { return len(r.Finding) + len(r.TaskTitle) }) {
+		rows := make([]refreshRow, len(batch))
+		for i, r := range batch {
+			rows[i] = refreshRow{ID: r.ID, Kind: r.Kind, KindChanges: r.KindChanges, TaskTitle: r.TaskTitle, LastSeen: us(r.LastSeen), Finding: r.Finding}
+		}
+		arg, err := s.jsonArg("refresh episodes", rows)
 		if err != nil {
-			return s.wrap("refresh episodes", err)
+			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE episodes SET kind = v.kind, kind_changes = v.kind_changes, task_title = v.task_title,
 	    last_seen_us = v.last_seen_us, missing_since_us = NULL, finding = v.finding
 	  FROM json_to_recordset($1::json) AS v(id text, kind text, kind_changes integer, task_title text, last_seen_us bigint, finding text)
-	  WHERE episodes.id = v.id AND episodes.resolved_us IS NULL`, string(arg)); err != nil {
+	  WHERE episodes.id = v.id AND episodes.resolved_us IS NULL`, arg); err != nil {
 			return s.wrap("refresh episodes", err)
 		}
-		rs = rs[len(rows):]
 	}
 	return nil
-}
-
-// nextBatch takes the refreshes one statement carries off the front of rs.
-func nextBatch(rs []Refresh) []refreshRow {
-	var rows []refreshRow
-	size := 0
-	for _, r := range rs {
-		if len(rows) == refreshBatch || (len(rows) > 0 && size >= refreshBytes) {
-			break
-		}
-		size += len(r.Finding) + len(r.TaskTitle)
-		rows = append(rows, refreshRow{ID: r.ID, Kind: r.Kind, KindChanges: r.KindChanges, TaskTitle: r.TaskTitle, LastSeen: us(r.LastSeen), Finding: r.Finding})
-	}
-	return rows
 }
 
 func (s *Store) refreshEach(ctx context.Context, tx *sql.Tx, rs []Refresh) error {

@@ -1,0 +1,152 @@
+package ledger_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"testing"
+	"time"
+
+	"github.com/watchdogd/watchdogd/internal/ledger"
+)
+
+// stormSize is how many episodes a storm opens and resolves at once: a
+// kandev restart on a busy install.
+const stormSize = 5000
+
+// BenchmarkStorm: the two decisions of a page storm on each ledger, open
+// (every episode and its first post inserted in one decision) and resolve
+// (every episode marked gone, resolved, its pending steps superseded and
+// a resolve edit inserted for its delivered post, in one decision). Both
+// run inside the decision's transaction, which holds the ledger's decide
+// lock: on PostgreSQL every statement is a round trip, so their number is
+// what a real network multiplies.
+//
+//	go test ./internal/ledger -run '^$' -bench BenchmarkStorm -benchtime 5x
+func BenchmarkStorm(b *testing.B) {
+	ctx := context.Background()
+	for _, d := range dialects[:2] {
+		b.Run(d.name+"/open", func(b *testing.B) {
+			for range b.N {
+				b.StopTimer()
+				s := open(b, d.url(b))
+				p := stormOpen(stormSize)
+				b.StartTimer()
+				if _, _, err := s.Decide(ctx, func(ledger.State) (ledger.Plan, error) { return p, nil }); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(d.name+"/resolve", func(b *testing.B) {
+			for range b.N {
+				b.StopTimer()
+				s := open(b, d.url(b))
+				if _, _, err := s.Decide(ctx, func(ledger.State) (ledger.Plan, error) { return stormOpen(stormSize), nil }); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				_, ap, err := s.Decide(ctx, func(st ledger.State) (ledger.Plan, error) {
+					if len(st.Open) != stormSize {
+						return ledger.Plan{}, fmt.Errorf("%d open", len(st.Open))
+					}
+					return stormResolve(st), nil
+				})
+				if err != nil || ap.Inserted != stormSize {
+					b.Fatal(err, ap)
+				}
+			}
+		})
+	}
+}
+
+// stormOpen opens n episodes, each with its first post decided and a
+// second step pending.
+func stormOpen(n int) ledger.Plan {
+	p := ledger.Plan{Now: t0}
+	for i := range n {
+		id := fmt.Sprintf("ep%05d", i)
+		e := newEpisode(id)
+		e.Identity, e.SessionID = "stalled_turn|s"+id+"|turn|", "s"+id
+		p.Open = append(p.Open, e)
+		first := action("k"+id, id, "d")
+		first.State = ledger.StateDelivered
+		next := action("n"+id, id, "d")
+		next.Seq = "step/x/1/0"
+		p.Actions = append(p.Actions, first, next)
+	}
+	return p
+}
+
+// stormResolve resolves every open episode as policy.Decide does when the
+// storm clears.
+func stormResolve(st ledger.State) ledger.Plan {
+	now := t0.Add(time.Hour)
+	p := ledger.Plan{Now: now}
+	for _, e := range st.Open {
+		p.Missing = append(p.Missing, ledger.Missing{ID: e.ID, Since: now})
+		p.Resolve = append(p.Resolve, ledger.Resolve{ID: e.ID, At: now, Reason: "the turn completed"})
+		for _, a := range e.Actions {
+			if a.Seq != "step/x/0/0" {
+				p.Supersede = append(p.Supersede, a.Key)
+			}
+		}
+		p.Actions = append(p.Actions, ledger.Action{Key: "r" + e.ID, EpisodeID: e.ID, Seq: "resolve", Kind: ledger.KindSlackUpdate,
+			Channel: "C1", ParentKey: "k" + e.ID, Digest: "r", Body: `{"text":"cleared"}`, CreatedAt: now, NextAttempt: now})
+	}
+	return p
+}
+
+// TestStormDecisions: decisions larger than a batch (batch.go) write every
+// row, on every dialect: 2,500 episodes opened with two actions each (five
+// action batches on PostgreSQL), among them one step decided twice in the
+// plan with another digest (a conflict) and one twice with the same (nothing
+// new); then all of them resolved, their second steps superseded and a
+// resolve edit saved for each.
+func TestStormDecisions(t *testing.T) {
+	const n = 2500
+	ctx := context.Background()
+	for _, d := range dialects {
+		t.Run(d.name, func(t *testing.T) {
+			s := open(t, d.url(t))
+			p := stormOpen(n)
+			again, conflicting := p.Actions[7], p.Actions[3001]
+			conflicting.Digest = "other"
+			p.Actions = append(p.Actions, again, conflicting)
+			_, ap, err := s.Decide(ctx, func(ledger.State) (ledger.Plan, error) { return p, nil })
+			if err != nil || ap.Inserted != 2*n || len(ap.Conflicts) != 1 || ap.Conflicts[0].Key != conflicting.Key {
+				t.Fatalf("open: %v, %d inserted, conflicts %+v", err, ap.Inserted, ap.Conflicts)
+			}
+			st, err := s.Peek(ctx)
+			if err != nil || len(st.Open) != n {
+				t.Fatalf("after open: %v, %d open", err, len(st.Open))
+			}
+			for _, e := range st.Open {
+				if len(e.Actions) != 2 || e.Since != t0.Add(-time.Hour) || e.TaskTitle != "Fix" {
+					t.Fatalf("episode %s as stored: %+v", e.ID, e)
+				}
+			}
+			_, ap, err = s.Decide(ctx, func(st ledger.State) (ledger.Plan, error) { return stormResolve(st), nil })
+			if err != nil || ap.Inserted != n {
+				t.Fatalf("resolve: %v, %d inserted", err, ap.Inserted)
+			}
+			if st, err = s.Peek(ctx); err != nil || len(st.Open) != 0 {
+				t.Fatalf("after resolve: %v, %d open", err, len(st.Open))
+			}
+			for _, i := range []int{0, n / 2, n - 1} {
+				id := fmt.Sprintf("ep%05d", i)
+				e, err := s.Episode(ctx, id)
+				if err != nil || e.ResolvedAt.IsZero() || e.MissingSince.IsZero() || e.Resolution != "the turn completed" {
+					t.Fatalf("%s: %v %+v", id, err, e)
+				}
+				states := map[string]string{}
+				for _, a := range e.Actions {
+					states[a.Key] = a.State
+				}
+				want := map[string]string{"k" + id: ledger.StatePending, "n" + id: ledger.StateSuperseded, "r" + id: ledger.StatePending}
+				if !maps.Equal(states, want) {
+					t.Fatalf("%s's actions: %v, want %v", id, states, want)
+				}
+			}
+		})
+	}
+}
