@@ -100,8 +100,8 @@ func stormResolve(st ledger.State) ledger.Plan {
 // row, on every dialect: 2,500 episodes opened with two actions each (five
 // action batches on PostgreSQL), among them one step decided twice in the
 // plan with another digest (a conflict) and one twice with the same (nothing
-// new); then all of them resolved, their second steps superseded and a
-// resolve edit saved for each.
+// new); then all of them refreshed; then all of them resolved, their second
+// steps superseded and a resolve edit saved for each.
 func TestStormDecisions(t *testing.T) {
 	const n = 2500
 	ctx := context.Background()
@@ -123,6 +123,24 @@ func TestStormDecisions(t *testing.T) {
 			for _, e := range st.Open {
 				if len(e.Actions) != 2 || e.Since != t0.Add(-time.Hour) || e.TaskTitle != "Fix" {
 					t.Fatalf("episode %s as stored: %+v", e.ID, e)
+				}
+			}
+			// Every episode still reported: refreshed, in three batches.
+			if _, _, err = s.Decide(ctx, func(st ledger.State) (ledger.Plan, error) {
+				p := ledger.Plan{Now: t0.Add(time.Minute)}
+				for _, e := range st.Open {
+					p.Refresh = append(p.Refresh, ledger.Refresh{ID: e.ID, Kind: e.Kind, TaskTitle: "Fix " + e.ID, LastSeen: p.Now, Finding: "{}"})
+				}
+				return p, nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if st, err = s.Peek(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range st.Open {
+				if e.TaskTitle != "Fix "+e.ID || !e.LastSeen.Equal(t0.Add(time.Minute)) {
+					t.Fatalf("episode %s after the refresh: title %q, last seen %v", e.ID, e.TaskTitle, e.LastSeen)
 				}
 			}
 			_, ap, err = s.Decide(ctx, func(st ledger.State) (ledger.Plan, error) { return stormResolve(st), nil })
