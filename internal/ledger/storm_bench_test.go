@@ -97,8 +97,8 @@ func stormResolve(st ledger.State) ledger.Plan {
 }
 
 // TestStormDecisions: decisions larger than a batch (batch.go) write every
-// row, on every dialect: 2,500 episodes opened with two actions each (five
-// action batches on PostgreSQL), among them one step decided twice in the
+// row, on every dialect: 2,500 episodes opened with two actions each (three
+// episode batches and six action batches on PostgreSQL), among them one step decided twice in the
 // plan with another digest (a conflict) and one twice with the same (nothing
 // new); then all of them refreshed; then all of them resolved, their second
 // steps superseded and a resolve edit saved for each.
