@@ -70,9 +70,16 @@ type episodeRecord struct {
 // openEpisodes inserts the episodes a decision opens.
 func (s *Store) openEpisodes(ctx context.Context, tx *sql.Tx, es []Episode) error {
 	if !s.pg {
+		if len(es) == 0 {
+			return nil
+		}
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO episodes (`+episodeCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		if err != nil {
+			return s.wrap("open episode", err)
+		}
+		defer func() { _ = stmt.Close() }()
 		for _, e := range es {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO episodes (`+episodeCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-				e.ID, e.Identity, e.Kind, e.SessionID, e.TaskID, e.WorkspaceID, e.TurnID, e.PendingID, e.TaskTitle,
+			if _, err := stmt.ExecContext(ctx, e.ID, e.Identity, e.Kind, e.SessionID, e.TaskID, e.WorkspaceID, e.TurnID, e.PendingID, e.TaskTitle,
 				us(e.Since), us(e.OpenedAt), us(e.LastSeen), nil, nil, "", e.KindChanges, e.Finding); err != nil {
 				return s.wrap("open episode", err)
 			}

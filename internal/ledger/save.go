@@ -44,10 +44,17 @@ func (s *Store) saveActions(ctx context.Context, tx *sql.Tx, actions []Action) (
 		return s.saveActionsBatched(ctx, tx, actions)
 	}
 	var out Applied
+	if len(actions) == 0 {
+		return out, nil
+	}
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO actions (key, episode_id, seq, step, repeat_no, action, channel, mention, parent_key, digest, body, state,
+	  created_us, updated_us, next_attempt_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?) ON CONFLICT (key) DO NOTHING`)
+	if err != nil {
+		return out, s.wrap("save action", err)
+	}
+	defer func() { _ = stmt.Close() }()
 	for _, a := range actions {
-		res, err := tx.ExecContext(ctx, `INSERT INTO actions (key, episode_id, seq, step, repeat_no, action, channel, mention, parent_key, digest, body, state,
-		  created_us, updated_us, next_attempt_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?) ON CONFLICT (key) DO NOTHING`,
-			a.Key, a.EpisodeID, a.Seq, a.Step, a.Repeat, a.Kind, a.Channel, a.Mention, a.ParentKey, a.Digest, a.Body,
+		res, err := stmt.ExecContext(ctx, a.Key, a.EpisodeID, a.Seq, a.Step, a.Repeat, a.Kind, a.Channel, a.Mention, a.ParentKey, a.Digest, a.Body,
 			us(a.CreatedAt), us(a.CreatedAt), us(a.NextAttempt))
 		if err != nil {
 			return out, s.wrap("save action", err)
