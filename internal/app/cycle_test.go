@@ -53,12 +53,24 @@ func testCycleDB(t testing.TB, ds kandevtest.Dataset, hook func(db *kandevtest.S
 	if err := db.Write(context.Background(), ds); err != nil {
 		t.Fatal(err)
 	}
-	r, err := kandev.Open(context.Background(), db.URL(), kandev.Options{})
+	c, srv, m := cycleOn(t, db.URL(), "sqlite://"+filepath.Join(dir, "state.db"), func() {
+		if hook != nil {
+			hook(db)
+		}
+	})
+	return c, srv, m, db
+}
+
+// cycleOn is a cycle over kandev at kandevURL and the ledger at ledgerURL,
+// posting to a Slack test server; hook runs before each fence.
+func cycleOn(t testing.TB, kandevURL, ledgerURL string, hook func()) (*Cycle, *slacktest.Server, *Metrics) {
+	t.Helper()
+	r, err := kandev.Open(context.Background(), kandevURL, kandev.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = r.Close() })
-	store, err := ledger.Open(context.Background(), "sqlite://"+filepath.Join(dir, "state.db"))
+	store, err := ledger.Open(context.Background(), ledgerURL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,12 +83,9 @@ func testCycleDB(t testing.TB, ds kandevtest.Dataset, hook func(db *kandevtest.S
 	}
 	m := NewMetrics(prometheus.NewRegistry(), "test")
 	s := notify.NewSlack("xoxb-t", srv.APIURL(), 5*time.Second)
-	c := &Cycle{Config: cfg, Reader: beforeFence{Reader: r, hook: func() {
-		if hook != nil {
-			hook(db)
-		}
-	}}, Store: store, Slack: s, Finder: s, Kandev: notify.NewConsole(io.Discard), Log: zap.NewNop(), Metrics: m, Now: time.Now, Holder: "test"}
-	return c, srv, m, db
+	c := &Cycle{Config: cfg, Reader: beforeFence{Reader: r, hook: hook}, Store: store, Slack: s, Finder: s,
+		Kandev: notify.NewConsole(io.Discard), Log: zap.NewNop(), Metrics: m, Now: time.Now, Holder: "test"}
+	return c, srv, m
 }
 
 // oneStall is kandev with one stalled turn: session s1 RUNNING, its turn
