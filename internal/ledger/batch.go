@@ -11,11 +11,11 @@ import (
 // one decision and resolves them in one when it clears, and each statement
 // is a round trip inside the decision's transaction (and its lock): at
 // 5,000 episodes the per-row form ran 15,000 statements to open them and
-// 20,000 to resolve them, about 16 and 22 s at 1 ms a round trip. At 8 ms, or
-// with a bigger storm, that outlasts cycle_timeout (2m): the decision rolls
-// back, so does the next one, and nobody is paged. Batched, it is 15 and 8 statements
-// (BenchmarkStorm). SQLite has no round trip to save; there one prepared
-// statement runs per row.
+// 20,000 to resolve them, about 16 and 22 s at 1 ms a round trip. At 8 ms,
+// or with a bigger storm, that outlasts cycle_timeout (2m): the decision
+// rolls back, so does the next one, and nobody is paged. Batched, it is 15
+// and 8 statements (BenchmarkStorm). SQLite has no round trip to save;
+// there one prepared statement runs per row.
 //
 // A batch carries at most batchRows rows and, past its first row,
 // batchBytes of their text (a finding holds the questions it shows, an

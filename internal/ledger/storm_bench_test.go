@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -98,9 +99,9 @@ func stormResolve(st ledger.State) ledger.Plan {
 
 // TestStormDecisions: decisions larger than a batch (batch.go) write every
 // row, on every dialect: 2,500 episodes opened with two actions each (three
-// episode batches and six action batches on PostgreSQL), among them one step decided twice in the
-// plan with another digest (a conflict) and one twice with the same (nothing
-// new); then all of them refreshed; then all of them resolved, their second
+// episode batches and six action batches on PostgreSQL), among them steps decided twice in the
+// plan, with another digest (a conflict, in its own batch and in a later
+// one) or the same (nothing new); then all of them refreshed; then all of them resolved, their second
 // steps superseded and a resolve edit saved for each.
 func TestStormDecisions(t *testing.T) {
 	const n = 2500
@@ -109,12 +110,24 @@ func TestStormDecisions(t *testing.T) {
 		t.Run(d.name, func(t *testing.T) {
 			s := open(t, d.url(t))
 			p := stormOpen(n)
-			again, conflicting := p.Actions[7], p.Actions[3001]
-			conflicting.Digest = "other"
+			// Decided twice: in a later batch the same way, in a later
+			// batch another way, and in the same batch another way.
+			again, conflicting, near := p.Actions[7], p.Actions[3001], p.Actions[1]
+			conflicting.Digest, near.Digest = "other", "near"
 			p.Actions = append(p.Actions, again, conflicting)
+			p.Actions = slices.Insert(p.Actions, 2, near)
 			_, ap, err := s.Decide(ctx, func(ledger.State) (ledger.Plan, error) { return p, nil })
-			if err != nil || ap.Inserted != 2*n || len(ap.Conflicts) != 1 || ap.Conflicts[0].Key != conflicting.Key {
+			var keys []string
+			for _, c := range ap.Conflicts {
+				keys = append(keys, c.Key)
+			}
+			if err != nil || ap.Inserted != 2*n || !slices.Equal(keys, []string{near.Key, conflicting.Key}) {
 				t.Fatalf("open: %v, %d inserted, conflicts %+v", err, ap.Inserted, ap.Conflicts)
+			}
+			for _, k := range []string{near.Key, conflicting.Key} {
+				if a, err := s.Action(ctx, k); err != nil || a.Digest != "d" || a.Conflicts != 1 {
+					t.Fatalf("%s: the first decision is not the one stored: %v %+v", k, err, a)
+				}
 			}
 			st, err := s.Peek(ctx)
 			if err != nil || len(st.Open) != n {
