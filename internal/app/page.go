@@ -3,6 +3,8 @@ package app
 import (
 	"html/template"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/kandevtime"
@@ -21,11 +23,11 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="refresh" content="30">
-<title>watchdogd{{if .Episodes}} ({{len .Episodes}}){{end}}</title>
+<title>watchdogd{{if .Total}} ({{.Total}}){{end}}</title>
 <style>
 body{font:15px/1.4 system-ui,-apple-system,Segoe UI,sans-serif;margin:0;color:#1d1d1f;background:#f6f7f9}
 header{background:#20232a;color:#fff;padding:12px 16px}header h1{font-size:18px;margin:0}
-header p{margin:4px 0 0;color:#c9cdd4;font-size:13px}.bad{color:#ffb4a9}
+header p{margin:4px 0 0;color:#c9cdd4;font-size:13px}.bad{color:#ffb4a9}.more{color:#667;padding:8px 0}
 main{padding:12px 16px}table{border-collapse:collapse;width:100%;background:#fff;border-radius:8px;overflow:hidden}
 th,td{text-align:left;padding:8px 10px;border-bottom:1px solid #e6e8eb;vertical-align:top}th{font-size:12px;text-transform:uppercase;color:#667}
 td.age{font-variant-numeric:tabular-nums;white-space:nowrap;font-weight:600}.kind{white-space:nowrap}
@@ -36,7 +38,8 @@ a{color:#0b5cad}code{font-size:12px}
 td{display:block;border:0;padding:4px 12px}td::before{content:attr(data-label) ": ";color:#889;font-size:12px}}
 </style></head><body>
 <header><h1>watchdogd</h1>
-<p>{{len .Episodes}} open · {{.Sessions}} active sessions · last scan {{clock .LastScan}} · {{.Role}}{{if .LastError}} · <span class="bad">error: {{.LastError}}</span>{{end}}</p></header>
+<p>{{.Total}} open · {{.Sessions}} active sessions · last scan {{clock .LastScan}} · {{.Role}}{{if .LastError}} · <span class="bad">error: {{.LastError}}</span>{{end}}</p>
+{{if .Kinds}}<p class="kinds">{{range $i, $k := .Kinds}}{{if $i}} · {{end}}{{kindWords $k.Kind}}: {{$k.N}}{{end}}</p>{{end}}</header>
 <main>{{if .Episodes}}
 <table><thead><tr><th>Age</th><th>Kind</th><th>Task</th><th>Session</th><th>Last action</th><th>Silenced</th></tr></thead><tbody>
 {{range .Episodes}}<tr class="episode" data-kind="{{.Kind}}">
@@ -47,17 +50,55 @@ td{display:block;border:0;padding:4px 12px}td::before{content:attr(data-label) "
 <td data-label="Last action">{{with .LastAction}}{{.Action}} {{.State}}{{if .Channel}} in {{.Channel}}{{end}} <time class="muted" datetime="{{.At}}">{{clock .At}}</time>{{if .Error}}<br><span class="muted">{{.Error}}</span>{{end}}{{else}}<span class="muted">none yet</span>{{end}}</td>
 <td data-label="Silenced">{{if .Silenced}}<span class="tag silenced">silenced</span>{{else}}no{{end}}</td>
 </tr>{{end}}</tbody></table>
+{{if gt .Total (len .Episodes)}}<p class="more">The {{len .Episodes}} oldest of {{.Total}} are shown; <a href="api/v1/findings">/api/v1/findings</a> lists them all.</p>{{end}}
 {{else}}<p class="empty">Nothing open. Every active session looks healthy.</p>{{end}}</main>
 </body></html>
 `))
 
 // pageData is what the status page shows.
 type pageData struct {
-	Episodes  []episodeView
+	// Episodes are the oldest open episodes, at most pageRows of them.
+	Episodes []episodeView
+	// Total counts every open episode; Kinds counts them by kind.
+	Total     int
+	Kinds     []kindCount
 	Sessions  int
 	LastScan  string
 	LastError string
 	Role      string
+}
+
+type kindCount struct {
+	Kind string
+	N    int
+}
+
+// pageRows bounds the page's table. In a storm (a kandev restart parks
+// thousands of sessions at once) the page would otherwise weigh megabytes
+// and be fetched again every 30 s, on a phone at 3 a.m.; the oldest are
+// the ones to read first, the counts by kind say what the rest are, and
+// /api/v1/findings lists them all.
+const pageRows = 500
+
+// withEpisodes fills in the open episodes, oldest first (as episodes
+// returns them): the counts of all, the table's first pageRows.
+func (p pageData) withEpisodes(eps []episodeView) pageData {
+	p.Total = len(eps)
+	counts := map[string]int{}
+	for _, e := range eps {
+		counts[e.Kind]++
+	}
+	for k, n := range counts {
+		p.Kinds = append(p.Kinds, kindCount{Kind: k, N: n})
+	}
+	slices.SortFunc(p.Kinds, func(a, b kindCount) int {
+		if a.N != b.N {
+			return b.N - a.N // the most first
+		}
+		return strings.Compare(a.Kind, b.Kind)
+	})
+	p.Episodes = eps[:min(len(eps), pageRows)]
+	return p
 }
 
 // clock is an RFC 3339 instant as people read it on the page, to the
@@ -77,7 +118,7 @@ func (d *daemon) page(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.status.mu.RLock()
-	data := pageData{Episodes: eps, LastScan: "never", LastError: d.status.lastErr, Role: "leader"}
+	data := pageData{LastScan: "never", LastError: d.status.lastErr, Role: "leader"}.withEpisodes(eps)
 	if d.status.report != nil {
 		data.Sessions = len(d.status.report.Sessions)
 	}
