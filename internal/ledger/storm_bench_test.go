@@ -18,7 +18,7 @@ const stormSize = 5000
 // BenchmarkStorm: the two decisions of a page storm on each ledger, open
 // (every episode and its first post inserted in one decision) and resolve
 // (every episode marked gone, resolved, its pending steps superseded and
-// a resolve edit inserted for its delivered post, in one decision). Both
+// a resolve edit of its first post inserted, in one decision). Both
 // run inside the decision's transaction, which holds the ledger's decide
 // lock: on PostgreSQL every statement is a round trip, so their number is
 // what a real network multiplies.
@@ -70,7 +70,6 @@ func stormOpen(n int) ledger.Plan {
 		e.Identity, e.SessionID = "stalled_turn|s"+id+"|turn|", "s"+id
 		p.Open = append(p.Open, e)
 		first := action("k"+id, id, "d")
-		first.State = ledger.StateDelivered
 		next := action("n"+id, id, "d")
 		next.Seq = "step/x/1/0"
 		p.Actions = append(p.Actions, first, next)
