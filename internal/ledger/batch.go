@@ -70,21 +70,12 @@ type episodeRecord struct {
 // openEpisodes inserts the episodes a decision opens.
 func (s *Store) openEpisodes(ctx context.Context, tx *sql.Tx, es []Episode) error {
 	if !s.pg {
-		if len(es) == 0 {
-			return nil
-		}
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO episodes (`+episodeCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-		if err != nil {
-			return s.wrap("open episode", err)
-		}
-		defer func() { _ = stmt.Close() }()
-		for _, e := range es {
-			if _, err := stmt.ExecContext(ctx, e.ID, e.Identity, e.Kind, e.SessionID, e.TaskID, e.WorkspaceID, e.TurnID, e.PendingID, e.TaskTitle,
-				us(e.Since), us(e.OpenedAt), us(e.LastSeen), nil, nil, "", e.KindChanges, e.Finding); err != nil {
-				return s.wrap("open episode", err)
-			}
-		}
-		return nil
+		return s.eachRow(ctx, tx, "open episode", len(es), `INSERT INTO episodes (`+episodeCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			func(i int) []any {
+				e := es[i]
+				return []any{e.ID, e.Identity, e.Kind, e.SessionID, e.TaskID, e.WorkspaceID, e.TurnID, e.PendingID, e.TaskTitle,
+					us(e.Since), us(e.OpenedAt), us(e.LastSeen), nil, nil, "", e.KindChanges, e.Finding}
+			})
 	}
 	for _, batch := range chunks(es, func(e Episode) int { return len(e.Finding) + len(e.TaskTitle) }) {
 		recs := make([]episodeRecord, len(batch))
@@ -149,14 +140,20 @@ func (s *Store) supersede(ctx context.Context, tx *sql.Tx, keys []string, now in
 // whose arguments are arrays (unnest): a few kilobytes per thousand rows,
 // with no text of any size, so they need no batching.
 func (s *Store) eachOrArrays(ctx context.Context, tx *sql.Tx, what string, n int, each string, row func(int) []any, all string, args ...any) error {
+	if n == 0 || !s.pg {
+		return s.eachRow(ctx, tx, what, n, each, row)
+	}
+	_, err := tx.ExecContext(ctx, all, args...)
+	return s.wrap(what, err)
+}
+
+// eachRow runs query, prepared once, for each of n rows with row(i) as its
+// arguments: SQLite's way, where a statement costs no round trip.
+func (s *Store) eachRow(ctx context.Context, tx *sql.Tx, what string, n int, query string, row func(int) []any) error {
 	if n == 0 {
 		return nil
 	}
-	if s.pg {
-		_, err := tx.ExecContext(ctx, all, args...)
-		return s.wrap(what, err)
-	}
-	stmt, err := tx.PrepareContext(ctx, each)
+	stmt, err := tx.PrepareContext(ctx, query)
 	if err != nil {
 		return s.wrap(what, err)
 	}

@@ -50,16 +50,9 @@ func (s *Store) refresh(ctx context.Context, tx *sql.Tx, rs []Refresh) error {
 }
 
 func (s *Store) refreshEach(ctx context.Context, tx *sql.Tx, rs []Refresh) error {
-	stmt, err := tx.PrepareContext(ctx, `UPDATE episodes SET kind = ?, kind_changes = ?, task_title = ?, last_seen_us = ?, missing_since_us = NULL, finding = ?
-	  WHERE id = ? AND resolved_us IS NULL`)
-	if err != nil {
-		return s.wrap("refresh episode", err)
-	}
-	defer func() { _ = stmt.Close() }()
-	for _, r := range rs {
-		if _, err := stmt.ExecContext(ctx, r.Kind, r.KindChanges, r.TaskTitle, us(r.LastSeen), r.Finding, r.ID); err != nil {
-			return s.wrap("refresh episode", err)
-		}
-	}
-	return nil
+	return s.eachRow(ctx, tx, "refresh episode", len(rs), `UPDATE episodes SET kind = ?, kind_changes = ?, task_title = ?, last_seen_us = ?, missing_since_us = NULL, finding = ?
+	  WHERE id = ? AND resolved_us IS NULL`, func(i int) []any {
+		r := rs[i]
+		return []any{r.Kind, r.KindChanges, r.TaskTitle, us(r.LastSeen), r.Finding, r.ID}
+	})
 }
