@@ -1,0 +1,52 @@
+// Command kandevdb writes a kandev SQLite database for checks that run the
+// real binary by hand (hack/readonly-root.sh): the demo's sessions, one of
+// each finding, or with -sessions N a generated installation of N sessions
+// like the benchmark's, whose active ones turn up as a storm of findings.
+//
+//	go run ./hack/kandevdb -out /tmp/kandev.db [-sessions 10000]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/watchdogd/watchdogd/internal/kandevtest"
+)
+
+func main() { os.Exit(run()) }
+
+func run() int {
+	out := flag.String("out", "", "path of the SQLite file to create (must not exist)")
+	sessions := flag.Int("sessions", 0, "generate this many sessions (20 % active, 20 turns of 5 messages each) instead of the demo's")
+	flag.Parse()
+	if *out == "" {
+		fmt.Fprintln(os.Stderr, "kandevdb: -out is required")
+		return 2
+	}
+	if err := write(context.Background(), *out, *sessions); err != nil {
+		fmt.Fprintf(os.Stderr, "kandevdb: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func write(ctx context.Context, path string, sessions int) error {
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%s exists; kandevdb only creates", path)
+	}
+	db, err := kandevtest.CreateSQLite(path, kandevtest.Options{})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = db.Close() }()
+	now := time.Now()
+	if sessions == 0 {
+		return db.Write(ctx, kandevtest.Demo(now))
+	}
+	spec := kandevtest.Spec{Sessions: sessions, ActiveFraction: 0.2, TurnsPerSession: 20, MessagesPerTurn: 5, Seed: 1, Now: now}
+	return kandevtest.Generate(spec, func(d kandevtest.Dataset) error { return db.Write(ctx, d) })
+}
