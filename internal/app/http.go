@@ -35,6 +35,24 @@ func (d *daemon) serveHTTP(cfg *config.Config) (*http.Server, error) {
 			return nil, fmt.Errorf("http.web_config_file: %w", err)
 		}
 	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return nil, fmt.Errorf("http.listen %s: %w", listen, err)
+	}
+	srv := &http.Server{Handler: d.routes(), ReadHeaderTimeout: 10 * time.Second}
+	flags := &web.FlagConfig{WebListenAddresses: &[]string{listen}, WebConfigFile: &webCfg}
+	logger := slog.New(slog.NewJSONHandler(d.opts.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	go func() {
+		if err := web.Serve(ln, srv, flags, logger); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			d.log.Error("HTTP server", zap.Error(err))
+		}
+	}()
+	return srv, nil
+}
+
+// routes is what the listener serves. The gated routes look at the config
+// on every request, so a reload turns them on or off.
+func (d *daemon) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{Registry: d.reg}))
 	live := func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) }
@@ -45,19 +63,8 @@ func (d *daemon) serveHTTP(cfg *config.Config) (*http.Server, error) {
 	mux.HandleFunc("PUT /-/reload", d.reloadHTTP)
 	mux.HandleFunc("/api/v1/findings", d.ui(d.apiFindings))
 	mux.HandleFunc("/{$}", d.ui(d.page))
-	ln, err := net.Listen("tcp", listen)
-	if err != nil {
-		return nil, fmt.Errorf("http.listen %s: %w", listen, err)
-	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	flags := &web.FlagConfig{WebListenAddresses: &[]string{listen}, WebConfigFile: &webCfg}
-	logger := slog.New(slog.NewJSONHandler(d.opts.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	go func() {
-		if err := web.Serve(ln, srv, flags, logger); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			d.log.Error("HTTP server", zap.Error(err))
-		}
-	}()
-	return srv, nil
+	d.debugRoutes(mux)
+	return mux
 }
 
 // ui serves a page only while http.ui is on (task titles and questions are

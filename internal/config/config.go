@@ -144,6 +144,7 @@ type HTTP struct {
 	Listen        string `yaml:"listen"`
 	WebConfigFile string `yaml:"web_config_file"`
 	UI            *bool  `yaml:"ui"`
+	PProf         bool   `yaml:"pprof"`
 }
 
 // Log is logging.

@@ -81,6 +81,7 @@ func TestDefaults(t *testing.T) {
 		"lease_ttl":      {c.HA.LeaseTTL, 30 * time.Second},
 		"listen":         {c.HTTP.Listen, "127.0.0.1:9464"},
 		"ui":             {c.UIEnabled(), true},
+		"pprof":          {c.HTTP.PProf, false},
 		"log.level":      {c.Log.Level, "info"},
 		"slack":          {c.Slack == nil, true},
 		"policy kinds":   {len(c.Policy), 7},
