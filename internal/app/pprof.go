@@ -2,7 +2,9 @@ package app
 
 import (
 	"net/http"
-	"net/http/pprof" //nolint:gosec // G108: the handlers are mounted on the daemon's own mux, behind http.pprof; the package's DefaultServeMux is never served
+	// Importing it also registers its handlers on http.DefaultServeMux,
+	// which watchdogd never serves: only the daemon's own mux below is.
+	"net/http/pprof"
 )
 
 // debugRoutes mounts Go's profiles under /debug/pprof/, served only while
