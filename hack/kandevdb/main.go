@@ -1,9 +1,10 @@
 // Command kandevdb writes a kandev SQLite database for checks that run the
-// real binary by hand (hack/readonly-root.sh): the demo's sessions, one of
-// each finding, or with -sessions N a generated installation of N sessions
-// like the benchmark's, whose active ones turn up as a storm of findings.
+// real binary by hand (hack/readonly-root.sh, hack/memory-limit.sh): the
+// demo's sessions, one of each finding, or with -sessions N a generated
+// installation of N sessions like the benchmark's, whose active ones turn
+// up as a storm of findings.
 //
-//	go run ./hack/kandevdb -out /tmp/kandev.db [-sessions 10000]
+//	go run ./hack/kandevdb -out /tmp/kandev.db [-sessions 10000 [-active 0.2]]
 package main
 
 import (
@@ -21,20 +22,21 @@ func main() { os.Exit(run()) }
 
 func run() int {
 	out := flag.String("out", "", "path of the SQLite file to create (must not exist)")
-	sessions := flag.Int("sessions", 0, "generate this many sessions (20 % active, 20 turns of 5 messages each) instead of the demo's")
+	sessions := flag.Int("sessions", 0, "generate this many sessions (20 turns of 5 messages each) instead of the demo's")
+	active := flag.Float64("active", 0.2, "with -sessions: the share of sessions that are active")
 	flag.Parse()
 	if *out == "" {
 		fmt.Fprintln(os.Stderr, "kandevdb: -out is required")
 		return 2
 	}
-	if err := write(context.Background(), *out, *sessions); err != nil {
+	if err := write(context.Background(), *out, *sessions, *active); err != nil {
 		fmt.Fprintf(os.Stderr, "kandevdb: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-func write(ctx context.Context, path string, sessions int) error {
+func write(ctx context.Context, path string, sessions int, active float64) error {
 	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("%s exists; kandevdb only creates", path)
 	}
@@ -47,6 +49,6 @@ func write(ctx context.Context, path string, sessions int) error {
 	if sessions == 0 {
 		return db.Write(ctx, kandevtest.Demo(now))
 	}
-	spec := kandevtest.Spec{Sessions: sessions, ActiveFraction: 0.2, TurnsPerSession: 20, MessagesPerTurn: 5, Seed: 1, Now: now}
+	spec := kandevtest.Spec{Sessions: sessions, ActiveFraction: active, TurnsPerSession: 20, MessagesPerTurn: 5, Seed: 1, Now: now}
 	return kandevtest.Generate(spec, func(d kandevtest.Dataset) error { return db.Write(ctx, d) })
 }
