@@ -61,17 +61,17 @@ func (d *daemon) routes() *http.ServeMux {
 	mux.HandleFunc("/readyz", d.readyz)
 	mux.HandleFunc("POST /-/reload", d.reloadHTTP)
 	mux.HandleFunc("PUT /-/reload", d.reloadHTTP)
-	mux.HandleFunc("/api/v1/findings", d.ui(d.apiFindings))
-	mux.HandleFunc("/{$}", d.ui(d.page))
+	ui := (*config.Config).UIEnabled // the page and API show task titles and questions
+	mux.HandleFunc("/api/v1/findings", d.gated(ui, d.apiFindings))
+	mux.HandleFunc("/{$}", d.gated(ui, d.page))
 	d.debugRoutes(mux)
 	return mux
 }
 
-// ui serves a page only while http.ui is on (task titles and questions are
-// shown there).
-func (d *daemon) ui(h http.HandlerFunc) http.HandlerFunc {
+// gated serves h only while on holds for the config in effect, else 404.
+func (d *daemon) gated(on func(*config.Config) bool, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if !d.cfg.Load().UIEnabled() {
+		if !on(d.cfg.Load()) {
 			http.NotFound(w, r)
 			return
 		}

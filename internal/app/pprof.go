@@ -5,6 +5,8 @@ import (
 	// Importing it also registers its handlers on http.DefaultServeMux,
 	// which watchdogd never serves: only the daemon's own mux below is.
 	"net/http/pprof"
+
+	"github.com/watchdogd/watchdogd/internal/config"
 )
 
 // debugRoutes mounts Go's profiles under /debug/pprof/, served only while
@@ -15,19 +17,10 @@ import (
 // /debug/pprof/cmdline is not served: a command line may carry
 // --database-url.
 func (d *daemon) debugRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("/debug/pprof/", d.profiling(pprof.Index)) // the index, and every named profile (heap, goroutine, …)
-	mux.HandleFunc("/debug/pprof/profile", d.profiling(pprof.Profile))
-	mux.HandleFunc("/debug/pprof/symbol", d.profiling(pprof.Symbol))
-	mux.HandleFunc("/debug/pprof/trace", d.profiling(pprof.Trace))
+	on := func(c *config.Config) bool { return c.HTTP.PProf }
+	mux.HandleFunc("/debug/pprof/", d.gated(on, pprof.Index)) // the index, and every named profile (heap, goroutine, …)
+	mux.HandleFunc("/debug/pprof/profile", d.gated(on, pprof.Profile))
+	mux.HandleFunc("/debug/pprof/symbol", d.gated(on, pprof.Symbol))
+	mux.HandleFunc("/debug/pprof/trace", d.gated(on, pprof.Trace))
 	mux.HandleFunc("/debug/pprof/cmdline", http.NotFound)
-}
-
-func (d *daemon) profiling(h http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if !d.cfg.Load().HTTP.PProf {
-			http.NotFound(w, r)
-			return
-		}
-		h(w, r)
-	}
 }
