@@ -36,15 +36,18 @@ func run() int {
 	return 0
 }
 
-func write(ctx context.Context, path string, sessions int, active float64) error {
-	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+func write(ctx context.Context, path string, sessions int, active float64) (err error) {
+	switch _, statErr := os.Stat(path); {
+	case statErr == nil:
 		return fmt.Errorf("%s exists; kandevdb only creates", path)
+	case !errors.Is(statErr, os.ErrNotExist):
+		return statErr
 	}
 	db, err := kandevtest.CreateSQLite(path, kandevtest.Options{})
 	if err != nil {
 		return err
 	}
-	defer func() { _ = db.Close() }()
+	defer func() { err = errors.Join(err, db.Close()) }()
 	now := time.Now()
 	if sessions == 0 {
 		return db.Write(ctx, kandevtest.Demo(now))
