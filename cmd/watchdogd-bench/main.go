@@ -25,10 +25,11 @@ func run() int {
 	cache := flag.String("cache", ".cache/bench", "where generated SQLite datasets are kept")
 	binary := flag.String("binary", "bin/watchdogd", "watchdogd binary for the peak-RSS measurement (empty: skip)")
 	explainFile := flag.String("explain", "", "write the scan statements' plans at the largest size to this file")
+	rtt := flag.Duration("rtt", time.Millisecond, "also measure the scan and the naive loop on PostgreSQL through a link adding this round-trip time (0: skip)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	cfg := bench.Config{Runs: *runs, CacheDir: *cache, Binary: *binary, Log: os.Stderr, Now: time.Now().Truncate(time.Hour)}
+	cfg := bench.Config{Runs: *runs, CacheDir: *cache, Binary: *binary, Log: os.Stderr, Now: time.Now().Truncate(time.Hour), RTT: *rtt}
 	for _, name := range strings.Split(*sizes, ",") {
 		found := false
 		for _, s := range bench.Sizes {

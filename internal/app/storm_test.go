@@ -34,33 +34,43 @@ func BenchmarkStormCycle(b *testing.B) {
 		stormCycles(b, c, srv)
 	})
 	// kandev and the ledger on PostgreSQL over loopback, as a deployment
-	// with HA runs: a statement per episode would show here.
-	b.Run("postgres", func(b *testing.B) {
-		pg, err := pgtest.Start()
-		if err != nil {
-			b.Fatal(err)
+	// with HA runs: a statement per episode would show here. Then both in
+	// another zone, through links adding 1 ms to every round trip.
+	pg, err := pgtest.Start()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(pg.Close)
+	for _, rtt := range []time.Duration{0, time.Millisecond} {
+		name := "postgres"
+		if rtt > 0 {
+			name = fmt.Sprintf("postgres-rtt%v", rtt)
 		}
-		b.Cleanup(pg.Close)
-		ctx := context.Background()
-		kandevURL, err := pg.NewDatabase(ctx, "kandev")
-		if err != nil {
-			b.Fatal(err)
-		}
-		db, err := kandevtest.CreatePostgres(ctx, kandevURL, kandevtest.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { _ = db.Close() })
-		if err := db.Write(ctx, bld.DS); err != nil {
-			b.Fatal(err)
-		}
-		ledgerURL, err := pg.NewDatabase(ctx, "ledger")
-		if err != nil {
-			b.Fatal(err)
-		}
-		c, srv, _ := cycleOn(b, db.URL(), ledgerURL, nil)
-		stormCycles(b, c, srv)
-	})
+		b.Run(name, func(b *testing.B) {
+			ledgerURL, err := pg.NewDatabase(context.Background(), "ledger")
+			if err != nil {
+				b.Fatal(err)
+			}
+			kandevURL := pgKandev(b, pg, bld.DS)
+			if rtt > 0 {
+				kandevURL, ledgerURL = through(b, kandevURL, rtt), through(b, ledgerURL, rtt)
+			}
+			c, srv, _ := cycleOn(b, kandevURL, ledgerURL, nil)
+			stormCycles(b, c, srv)
+		})
+	}
+}
+
+// through is url through a link adding rtt to every round trip, closed
+// with the test.
+func through(t testing.TB, url string, rtt time.Duration) string {
+	t.Helper()
+	link, url, err := pgtest.StartLink(url, rtt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(link.Close)
+	return url
 }
 
 // stormCycles opens the storm in a first cycle, then times the cycles

@@ -53,6 +53,8 @@ type Result struct {
 	ScanIndexed, StatementsIndexed time.Duration
 	NaiveQueries                   int
 	RSSMiB                         float64
+	// Network is measured on PostgreSQL only, when Config.RTT is set.
+	Network *Network
 }
 
 // median runs f runs times after one warm-up and returns the median.

@@ -19,6 +19,7 @@ func Print(w io.Writer, results []Result) {
 			ms(r.FloorOpen), ratio(r.FloorOpen, r.Floor), ms(r.ScanIndexed), ms(r.StatementsIndexed), ratio(r.StatementsIndexed, r.Floor))
 	}
 	_ = tw.Flush()
+	printNetwork(w, results)
 	last := map[string]Result{}
 	var order []string
 	for _, r := range results {
@@ -33,6 +34,32 @@ func Print(w io.Writer, results []Result) {
 		fmt.Fprintf(w, "%s scan/floor=%.2f naive/scan=%.1f history2x=%.2f rss_mib=%.0f\n", d,
 			ratio(r.Scan, r.Floor), ratio(r.Naive, r.Scan), ratio(r.ScanHistory2, r.ScanHistory1), r.RSSMiB)
 	}
+}
+
+// printNetwork writes the figures through a link, if any were measured:
+// each side's time and round trips, what a round trip really cost (the
+// naive loop's time over its round trips: the link's delay, its own
+// overhead and the server's work), and what that made of the naive loop's
+// lead.
+func printNetwork(w io.Writer, results []Result) {
+	var rows []Result
+	for _, r := range results {
+		if r.Network != nil {
+			rows = append(rows, r)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nthrough a link adding %v to every round trip:\n", rows[0].Network.RTT)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "size\tdialect\tactive\tscan\tround trips\tnaive\tround trips\tper round trip\tnaive/scan\t")
+	for _, r := range rows {
+		n := r.Network
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%s\t%d\t%s\t%.1f\t\n", r.Size, r.Dialect, r.Active,
+			ms(n.Scan), n.ScanTrips, ms(n.Naive), n.NaiveTrips, us(n.Naive/time.Duration(max(n.NaiveTrips, 1))), ratio(n.Naive, n.Scan))
+	}
+	_ = tw.Flush()
 }
 
 func ratio(a, b time.Duration) float64 {

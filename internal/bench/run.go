@@ -34,6 +34,9 @@ type Config struct {
 	// size.
 	Explain io.Writer
 	Now     time.Time
+	// RTT, if set, is the round-trip time of a network between the scan
+	// and PostgreSQL, for the measurement through a link (Network).
+	RTT time.Duration
 }
 
 // recommendedIndex is the index docs/benchmarks.md recommends to kandev: it
@@ -108,6 +111,14 @@ func (cfg Config) measure(ctx context.Context, db *database, size Size, largest 
 		if res.RSSMiB, err = peakRSS(ctx, cfg.Binary, db.url); err != nil {
 			return res, err
 		}
+	}
+	if pg && cfg.RTT > 0 {
+		fmt.Fprintf(cfg.Log, "# %s on %s: through a link of %v a round trip…\n", size.Name, db.dialect, cfg.RTT)
+		n, err := cfg.network(ctx, db)
+		if err != nil {
+			return res, fmt.Errorf("through a link of %v: %w", cfg.RTT, err)
+		}
+		res.Network = &n
 	}
 	if err := cfg.indexed(ctx, db, raw, stmts, &res); err != nil {
 		return res, err

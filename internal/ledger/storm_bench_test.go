@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/pgtest"
 )
 
 // stormSize is how many episodes a storm opens and resolves at once: a
@@ -24,9 +25,12 @@ const stormSize = 5000
 // what a real network multiplies.
 //
 //	go test ./internal/ledger -run '^$' -bench BenchmarkStorm -benchtime 5x
+//
+// The ledger in another zone: PostgreSQL through links adding 1 ms and 8 ms
+// to every round trip (postgres-rtt1ms, postgres-rtt8ms).
 func BenchmarkStorm(b *testing.B) {
 	ctx := context.Background()
-	for _, d := range dialects[:2] {
+	for _, d := range append(dialects[:2:2], linked(time.Millisecond), linked(8*time.Millisecond)) {
 		b.Run(d.name+"/open", func(b *testing.B) {
 			for range b.N {
 				b.StopTimer()
@@ -58,6 +62,22 @@ func BenchmarkStorm(b *testing.B) {
 			}
 		})
 	}
+}
+
+// linked is PostgreSQL through a link adding rtt to every round trip.
+func linked(rtt time.Duration) dialect {
+	return dialect{fmt.Sprintf("postgres-rtt%v", rtt), func(t testing.TB) string {
+		u, err := pg.NewDatabase(context.Background(), "ledger")
+		if err != nil {
+			t.Fatal(err)
+		}
+		link, u, err := pgtest.StartLink(u, rtt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(link.Close)
+		return u
+	}}
 }
 
 // stormOpen opens n episodes, each with its first post decided and a

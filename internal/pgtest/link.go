@@ -190,7 +190,7 @@ func (l *Link) pipe(pair *sync.WaitGroup, dst, src net.Conn, seen func([]byte)) 
 		}
 	}()
 	for c := range q {
-		time.Sleep(time.Until(c.at.Add(l.oneWay)))
+		sleep(time.Until(c.at.Add(l.oneWay)))
 		if _, err := dst.Write(c.b); err != nil {
 			_ = src.Close()
 			for range q { // let the reader see the close and finish
