@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/pgtest"
 	"github.com/watchdogd/watchdogd/internal/slacktest"
 )
 
@@ -242,10 +243,24 @@ func haConfig(ttl time.Duration) string {
 // startHA starts a first replica with leader election on a fresh
 // PostgreSQL ledger (database db), with extra environment if given.
 func startHA(t *testing.T, db string, ttl time.Duration, env ...string) (*env, *daemonProc) {
+	return startHAThrough(t, db, ttl, 0, env...)
+}
+
+// startHAThrough is startHA with the ledger rtt away: every replica
+// reaches it through a link adding rtt to each round trip (0: loopback).
+func startHAThrough(t *testing.T, db string, ttl, rtt time.Duration, env ...string) (*env, *daemonProc) {
 	t.Helper()
 	ledgerURL, err := pg.NewDatabase(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if rtt > 0 {
+		link, through, err := pgtest.StartLink(ledgerURL, rtt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(link.Close) // after the replicas, stopped by cleanups registered later
+		ledgerURL = through
 	}
 	extra, base := daemonConfig(t, haConfig(ttl))
 	e := newEnv(t, world(time.Now()), ledgerURL, extra)
@@ -254,10 +269,19 @@ func startHA(t *testing.T, db string, ttl time.Duration, env ...string) (*env, *
 
 // TestHA: two replicas on one PostgreSQL ledger with ha.enabled: one leads;
 // kill it and the other leads within two lease periods; they never lead at
-// the same time.
+// the same time; every post goes out once. On loopback, and with the ledger
+// in another region, 40 ms away: the lease's renewals, the claims and the
+// settles each wait that long, and none of it may double a post or delay
+// the takeover past the lease.
 func TestHA(t *testing.T) {
+	for _, rtt := range []time.Duration{0, 40 * time.Millisecond} {
+		t.Run(fmt.Sprintf("rtt=%v", rtt), func(t *testing.T) { testHA(t, rtt) })
+	}
+}
+
+func testHA(t *testing.T, rtt time.Duration) {
 	ttl := 3 * time.Second
-	e, a := startHA(t, "ha", ttl)
+	e, a := startHAThrough(t, "ha", ttl, rtt)
 	b := e.startReplica("b", haConfig(ttl))
 	leaders := func() (int, int) {
 		return int(a.metric(t, "watchdogd_leader")), int(b.metric(t, "watchdogd_leader"))
