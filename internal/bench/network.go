@@ -23,7 +23,7 @@ type Network struct {
 
 // network measures Network on a loaded PostgreSQL dataset, through a link
 // of cfg.RTT: the scan over cfg.Runs runs, the naive loop over half as
-// many (at 1 ms it takes a second per thousand queries). Round trips are
+// many (at 1 ms it takes about 1.5 s per thousand queries). Round trips are
 // counted on one run of each after the warm-up, so that connecting and
 // preparing are not among them.
 func (cfg Config) network(ctx context.Context, db *database) (Network, error) {
