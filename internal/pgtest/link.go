@@ -2,6 +2,7 @@ package pgtest
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net"
 	"net/url"
@@ -69,6 +70,19 @@ func (l *Link) RoundTrips() int64 { return l.trips.Load() }
 
 // Pings is how many of the exchanges were liveness pings.
 func (l *Link) Pings() int64 { return l.pings.Load() }
+
+// ConnectSimple connects to dsn speaking only the simple query protocol:
+// one message and one answer per statement, no statement cache, so that
+// what a test counts or inspects on the wire, or on a pooler's one server
+// connection, is the statement it ran and nothing else.
+func ConnectSimple(ctx context.Context, dsn string) (*pgx.Conn, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, err
+	}
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	return pgx.ConnectConfig(ctx, cfg)
+}
 
 // ping is pgx's liveness ping as it crosses the wire: a simple query
 // message of "-- ping".

@@ -4,8 +4,6 @@ import (
 	"context"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
 // TestLink: statements through a link each cost one counted round trip and
@@ -24,13 +22,7 @@ func TestLink(t *testing.T) {
 	}
 	defer link.Close()
 	ctx := context.Background()
-	cfg, err := pgx.ParseConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The simple protocol: one message, one answer, per statement.
-	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
-	conn, err := pgx.ConnectConfig(ctx, cfg)
+	conn, err := ConnectSimple(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
