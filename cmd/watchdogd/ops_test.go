@@ -255,12 +255,7 @@ func startHAThrough(t *testing.T, db string, ttl, rtt time.Duration, env ...stri
 		t.Fatal(err)
 	}
 	if rtt > 0 {
-		link, through, err := pgtest.StartLink(ledgerURL, rtt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(link.Close) // after the replicas, stopped by cleanups registered later
-		ledgerURL = through
+		ledgerURL = pgtest.Through(t, ledgerURL, rtt) // closed after the replicas
 	}
 	extra, base := daemonConfig(t, haConfig(ttl))
 	e := newEnv(t, world(time.Now()), ledgerURL, extra)

@@ -53,24 +53,12 @@ func BenchmarkStormCycle(b *testing.B) {
 			}
 			kandevURL := pgKandev(b, pg, bld.DS)
 			if rtt > 0 {
-				kandevURL, ledgerURL = through(b, kandevURL, rtt), through(b, ledgerURL, rtt)
+				kandevURL, ledgerURL = pgtest.Through(b, kandevURL, rtt), pgtest.Through(b, ledgerURL, rtt)
 			}
 			c, srv, _ := cycleOn(b, kandevURL, ledgerURL, nil)
 			stormCycles(b, c, srv)
 		})
 	}
-}
-
-// through is url through a link adding rtt to every round trip, closed
-// with the test.
-func through(t testing.TB, url string, rtt time.Duration) string {
-	t.Helper()
-	link, url, err := pgtest.StartLink(url, rtt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(link.Close)
-	return url
 }
 
 // stormCycles opens the storm in a first cycle, then times the cycles

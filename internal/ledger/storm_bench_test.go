@@ -71,12 +71,7 @@ func linked(rtt time.Duration) dialect {
 		if err != nil {
 			t.Fatal(err)
 		}
-		link, u, err := pgtest.StartLink(u, rtt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(link.Close)
-		return u
+		return pgtest.Through(t, u, rtt)
 	}}
 }
 

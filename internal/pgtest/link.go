@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -62,6 +63,19 @@ func StartLink(dsn string, rtt time.Duration) (*Link, string, error) {
 	l.wg.Add(1)
 	go l.accept()
 	return l, u.String(), nil
+}
+
+// Through is dsn reached through a link adding rtt to every round trip,
+// closed when the test ends (after anything the test started later, such
+// as a daemon using it).
+func Through(t testing.TB, dsn string, rtt time.Duration) string {
+	t.Helper()
+	link, url, err := StartLink(dsn, rtt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(link.Close)
+	return url
 }
 
 // RoundTrips is how many exchanges have crossed the link so far, over all
