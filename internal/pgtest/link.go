@@ -100,7 +100,7 @@ func ConnectSimple(ctx context.Context, dsn string) (*pgx.Conn, error) {
 
 // ping is pgx's liveness ping as it crosses the wire: a simple query
 // message of "-- ping".
-var ping = []byte("Q\x00\x00\x00\x0c-- ping\x00")
+const ping = "Q\x00\x00\x00\x0c-- ping\x00"
 
 // Close stops accepting, cuts every connection and waits for the link's
 // goroutines.
@@ -138,7 +138,7 @@ func (l *Link) accept() {
 		pair.Add(2)
 		l.wg.Add(3)
 		go l.pipe(&pair, server, client, func(b []byte) {
-			if bytes.Equal(b, ping) {
+			if string(b) == ping {
 				spoke.CompareAndSwap(0, pinged)
 				return
 			}
