@@ -307,9 +307,9 @@ func TestReloadKeepsOldConfigWhenInvalid(t *testing.T) {
 
 // TestRotatedTokenFile: a bot token rotated in its file (as a Kubernetes
 // Secret is, in place) is used from the next cycle on, with no restart and
-// no SIGHUP: the old token is revoked at once, and the resolves that
-// follow still land. A file that goes missing keeps the token read before,
-// logged once.
+// no SIGHUP: the old token is revoked once the daemon has read the new
+// one, and the resolves that follow still land. A file that goes missing
+// keeps the token read before, logged once.
 func TestRotatedTokenFile(t *testing.T) {
 	extra, base := daemonConfig(t, "")
 	e := newEnv(t, world(time.Now()), "sqlite", extra)
@@ -326,9 +326,17 @@ func TestRotatedTokenFile(t *testing.T) {
 	d := e.startDaemon(base, "WATCHDOGD_SLACK_TOKEN=")
 	waitFor(t, 20*time.Second, "8 posts", func() bool { return len(e.slack.Messages()) == 8 })
 
+	// The file first, then Slack revokes the old token once the daemon
+	// has read the new one. Revoking first would let a cycle that began
+	// before the file changed send with the old token, which Slack
+	// refuses for good (invalid_auth is permanent): a race in the test,
+	// not the rotation it checks.
 	const rotated = "xoxb-rotated-token-do-not-log"
-	e.slack.SetToken(rotated)
 	writeAtomically(t, tokenFile, rotated+"\n")
+	waitFor(t, 10*time.Second, "the daemon to read the new token", func() bool {
+		return len(logLines(d.out.String(), `"changed":["slack token"]`)) == 1
+	})
+	e.slack.SetToken(rotated)
 	if _, err := e.kandev.DB().Exec(`UPDATE task_session_messages SET metadata = json_set(metadata, '$.status', 'answered') WHERE type = 'clarification_request'`); err != nil {
 		t.Fatal(err)
 	}
