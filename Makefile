@@ -18,6 +18,7 @@ FUZZ_STAMPS  ?= 1000000x
 FUZZ_CONFIG  ?= 150000x
 FUZZ_PROBE   ?= 80000x
 FUZZ_ESCAPE  ?= 40000x
+FUZZ_SNAPSHOT ?= 300x
 GOLANGCI_LINT_VERSION := v2.15.0
 HELM_VERSION          := v3.22.0
 KUBECONFORM_VERSION   := v0.7.0
@@ -52,6 +53,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_CONFIG)) -fuzzminimizetime=2s ./internal/config
 	$(GO) test -run='^$$' -fuzz='^FuzzProbeJSON$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_PROBE)) -fuzzminimizetime=2s ./internal/kandev
 	$(GO) test -run='^$$' -fuzz='^FuzzEscapers$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_ESCAPE)) -fuzzminimizetime=2s ./internal/notify
+	$(GO) test -run='^$$' -fuzz='^FuzzSnapshotAgainstRule$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_SNAPSHOT)) -fuzzminimizetime=2s ./internal/kandev
 
 ## test-race: the unit and integration tests under the race detector; the
 ## watchdogd binary the end-to-end tests run is built with it too, and a race

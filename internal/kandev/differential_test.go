@@ -1,0 +1,293 @@
+package kandev_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/watchdogd/watchdogd/internal/authority"
+	"github.com/watchdogd/watchdogd/internal/kandev"
+	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevtime"
+)
+
+// The snapshot's sessions statement is the rule hand-tuned for speed: the
+// open turns read apart, kandev's view by an index walk that stops at the
+// first match, a count of ties that sends a session to a split form, and a
+// second walk past a lifecycle turn. The fixture pins chosen cases; this
+// test holds the statement to the Go rule (authority.Resolve, which the
+// authority package's own differential tests hold to each dialect's
+// fragments) on random sessions: stamps that tie, as text or as instants,
+// open and completed turns in any order, every kind of flag, turns with and
+// without messages, and now and then a malformed value.
+
+// diffStamps are started_at/created_at/completed_at values. Some are one
+// instant in two shapes: equal on PostgreSQL, ordered as text on SQLite.
+var diffStamps = []string{
+	"2026-08-22 10:00:00+00:00",
+	"2026-08-22T10:00:00Z",
+	"2026-08-22 10:00:00.5+00:00",
+	"2026-08-22 10:00:01+00:00",
+	"2026-08-22 09:59:59.999999+00:00",
+	"2026-08-22 10:00:00",
+}
+
+// diffMeta are turn metadata values; the last two are malformed on both
+// dialects (on PostgreSQL they send the whole snapshot down the fallback).
+var diffMeta = []*string{
+	nil, kandevtest.P("{}"),
+	kandevtest.P(`{"lifecycle_only": true}`), kandevtest.P(`{"lifecycle_only": "1"}`), kandevtest.P(`{"lifecycle_only": 1}`),
+	kandevtest.P(`{"lifecycle_only": false}`), kandevtest.P(`{"lifecycle_only": "yes"}`),
+	kandevtest.P(`{"prompt_dispatch_pending": true}`),
+	kandevtest.P(`{"prompt_dispatch_pending": true, "prompt_dispatch_attempted": true}`),
+	kandevtest.P(`{"prompt_dispatch_pending": "1", "lifecycle_only": true}`),
+	kandevtest.P(`{"runtime_config_snapshot": {"lifecycle_only": true}}`),
+	kandevtest.P(`{"lifecycle_only": true, "lifecycle_only": false}`),
+	kandevtest.P("{"), kandevtest.P(""),
+}
+
+var diffStates = []string{"RUNNING", "WAITING_FOR_INPUT", "IDLE", "STARTING", "CREATED"}
+
+type byteSource struct {
+	b []byte
+	i int
+}
+
+func (s *byteSource) next(n int) int {
+	if s.i >= len(s.b) {
+		return 0
+	}
+	v := int(s.b[s.i])
+	s.i++
+	return v % n
+}
+
+// diffDataset builds one to four active sessions from fuzz input, each with
+// zero to six turns. Turn ids are unique but not in insertion order, so the
+// last key (id descending) is not the table's order.
+func diffDataset(shape []byte) kandevtest.Dataset {
+	src := &byteSource{b: shape}
+	var ds kandevtest.Dataset
+	for si := range 1 + src.next(4) {
+		sid, task := fmt.Sprintf("s%d", si), fmt.Sprintf("task%d", si)
+		ds.Tasks = append(ds.Tasks, kandevtest.Task{ID: task, WorkspaceID: "ws", Title: task})
+		ds.Sessions = append(ds.Sessions, kandevtest.Session{ID: sid, TaskID: task,
+			State: diffStates[src.next(len(diffStates))], IsPrimary: true, StartedAt: kandevtest.P(diffStamps[0])})
+		for ti := range src.next(7) {
+			tu := kandevtest.Turn{ID: fmt.Sprintf("%s-t%d%d", sid, (ti*7+src.next(10))%10, ti), SessionID: sid, TaskID: task,
+				StartedAt: diffStamps[src.next(len(diffStamps))]}
+			if c := src.next(len(diffStamps) + 1); c < len(diffStamps) {
+				tu.CreatedAt = &diffStamps[c]
+			}
+			switch src.next(3) {
+			case 1:
+				tu.CompletedAt = kandevtest.P(tu.StartedAt)
+			case 2:
+				tu.CompletedAt = &diffStamps[3]
+			}
+			// Malformed values are drawn rarely, so that most inputs keep
+			// PostgreSQL on the fast statement.
+			if m := src.next(4 * len(diffMeta)); m < len(diffMeta) {
+				tu.Metadata = diffMeta[m]
+			} else {
+				tu.Metadata = diffMeta[m%(len(diffMeta)-2)]
+			}
+			ds.Turns = append(ds.Turns, tu)
+			if src.next(2) == 1 {
+				ds.Messages = append(ds.Messages, kandevtest.Message{ID: "m-" + tu.ID, SessionID: sid, TaskID: task,
+					TurnID: tu.ID, Author: "agent", Type: "message", CreatedAt: tu.StartedAt})
+			}
+		}
+	}
+	return ds
+}
+
+// want is what the Go rule says of one session.
+type want struct {
+	current, kandev string
+	open            bool
+	openTurns       int
+	secondOpen      time.Time
+	mustMalformed   bool // a turn the answer rests on is malformed
+	mayMalformed    bool // some turn of the session is malformed
+}
+
+func ruleAnswers(d authority.Dialect, ds kandevtest.Dataset) map[string]want {
+	hasMsg := map[string]bool{}
+	for _, m := range ds.Messages {
+		hasMsg[m.TurnID] = true
+	}
+	bySession := map[string][]authority.Turn{}
+	for _, tu := range ds.Turns {
+		started := tu.StartedAt
+		bySession[tu.SessionID] = append(bySession[tu.SessionID], authority.Turn{ID: tu.ID,
+			StartedAt: authority.StampOf(d, &started), CreatedAt: authority.StampOf(d, tu.CreatedAt),
+			CompletedAt: authority.StampOf(d, tu.CompletedAt), Metadata: tu.Metadata, HasMessages: hasMsg[tu.ID]})
+	}
+	startedText := map[string]string{}
+	for _, tu := range ds.Turns {
+		startedText[tu.ID] = tu.StartedAt
+	}
+	out := map[string]want{}
+	for _, s := range ds.Sessions {
+		turns := bySession[s.ID]
+		res := authority.Resolve(d, turns)
+		var w want
+		malformed := func(i int) bool {
+			_, kind := authority.TurnFlags(d, turns[i].Metadata)
+			return kind == authority.Malformed
+		}
+		if res.Current >= 0 {
+			w.current, w.open = turns[res.Current].ID, turns[res.Current].Open()
+			w.mustMalformed = malformed(res.Current)
+		}
+		if res.Kandev >= 0 {
+			w.kandev = turns[res.Kandev].ID
+			w.mustMalformed = w.mustMalformed || malformed(res.Kandev)
+		}
+		w.openTurns = len(res.Open)
+		for _, i := range res.Open {
+			w.mustMalformed = w.mustMalformed || malformed(i)
+		}
+		if len(res.Open) > 1 {
+			w.secondOpen, _ = kandevtime.Parse(startedText[turns[res.Open[1]].ID])
+		}
+		w.mayMalformed = res.Malformed > 0
+		out[s.ID] = w
+	}
+	return out
+}
+
+// diffDB is one dialect's database, emptied and refilled for each input,
+// and a reader kept open on it as the daemon keeps one.
+type diffDB struct {
+	dialect authority.Dialect
+	reset   func(ctx context.Context) error
+	db      database
+	reader  *kandev.Reader
+}
+
+const emptyTables = "DELETE FROM task_session_messages; DELETE FROM task_session_turns; DELETE FROM task_sessions; DELETE FROM tasks"
+
+func openDiffDBs(t testing.TB) []diffDB {
+	ctx := context.Background()
+	lite, err := kandevtest.CreateSQLite(filepath.Join(t.TempDir(), "kandev.db"), kandevtest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = lite.Close() })
+	dsn, err := pg.NewDatabase(ctx, "kandev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	post, err := kandevtest.CreatePostgres(ctx, dsn, kandevtest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = post.Close() })
+	dbs := []diffDB{
+		{dialect: authority.SQLite, db: lite, reset: func(ctx context.Context) error { _, err := lite.DB().ExecContext(ctx, emptyTables); return err }},
+		{dialect: authority.Postgres, db: post, reset: func(ctx context.Context) error { _, err := post.Conn().Exec(ctx, emptyTables); return err }},
+	}
+	for i := range dbs {
+		r, err := kandev.Open(ctx, dbs[i].db.URL(), kandev.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = r.Close() })
+		dbs[i].reader = r
+	}
+	return dbs
+}
+
+// checkAgainstRule loads ds and compares every session of the snapshot
+// with the Go rule's answer.
+func checkAgainstRule(t *testing.T, d diffDB, ds kandevtest.Dataset) {
+	ctx := context.Background()
+	if err := d.reset(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.db.Write(ctx, ds); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := d.reader.Snapshot(ctx)
+	if err != nil {
+		t.Fatalf("%s: snapshot: %v", d.dialect, err)
+	}
+	wants := ruleAnswers(d.dialect, ds)
+	if len(snap.Sessions) != len(wants) {
+		t.Fatalf("%s: %d sessions, want %d", d.dialect, len(snap.Sessions), len(wants))
+	}
+	for _, s := range snap.Sessions {
+		w := wants[s.ID]
+		var got want
+		if s.Current != nil {
+			got.current, got.open = s.Current.ID, s.Current.Open
+		}
+		got.kandev, got.openTurns, got.secondOpen = s.KandevTurnID, s.OpenTurns, s.SecondOpenStartedAt
+		if got.current != w.current || got.open != w.open || got.kandev != w.kandev || got.openTurns != w.openTurns || !got.secondOpen.Equal(w.secondOpen) {
+			t.Errorf("%s (fallback %v) session %s:\n got current=%q open=%v kandev=%q open turns=%d second open=%v\nwant current=%q open=%v kandev=%q open turns=%d second open=%v\nturns:%s",
+				d.dialect, snap.Fallback, s.ID, got.current, got.open, got.kandev, got.openTurns, got.secondOpen,
+				w.current, w.open, w.kandev, w.openTurns, w.secondOpen, describeTurns(ds, s.ID))
+		}
+		if w.mustMalformed && !s.MalformedMetadata || s.MalformedMetadata && !w.mayMalformed {
+			t.Errorf("%s (fallback %v) session %s: malformed metadata reported %v; rule: on the turns it rests on %v, on any turn %v\nturns:%s",
+				d.dialect, snap.Fallback, s.ID, s.MalformedMetadata, w.mustMalformed, w.mayMalformed, describeTurns(ds, s.ID))
+		}
+	}
+}
+
+func describeTurns(ds kandevtest.Dataset, session string) string {
+	hasMsg := map[string]bool{}
+	for _, m := range ds.Messages {
+		hasMsg[m.TurnID] = true
+	}
+	text := func(p *string) string {
+		if p == nil {
+			return "NULL"
+		}
+		return fmt.Sprintf("%q", *p)
+	}
+	out := ""
+	for _, tu := range ds.Turns {
+		if tu.SessionID == session {
+			out += fmt.Sprintf("\n  %s started=%q created=%s completed=%s messages=%v meta=%s",
+				tu.ID, tu.StartedAt, text(tu.CreatedAt), text(tu.CompletedAt), hasMsg[tu.ID], text(tu.Metadata))
+		}
+	}
+	return out
+}
+
+// FuzzSnapshotAgainstRule runs the snapshot on both dialects against the Go
+// rule. Its corpus (run by every go test) is a few chosen shapes and 150
+// pseudo-random ones from a fixed seed; make fuzz explores further.
+func FuzzSnapshotAgainstRule(f *testing.F) {
+	for _, s := range [][]byte{
+		{0, 1, 0, 0, 0, 0, 0}, // one session, one open turn
+		{0, 0, 0},             // a session with no turns (D8)
+		{0, 2, 0, 2, 2, 0, 1, 3, 0, 1, 0, 0, 2, 3, 6, 2, 1},  // an open turn under a newer lifecycle turn
+		{0, 3, 0, 0, 0, 0, 1, 0, 1, 0, 6, 0, 1, 0, 2, 0, 6},  // ties on started_at, broken by created_at and id
+		{0, 3, 0, 0, 6, 0, 1, 0, 5, 6, 0, 1, 0, 3, 0, 6, 0},  // two open turns
+		{3, 1, 4, 0, 3, 0, 0, 12, 1, 2, 4, 1, 0, 7, 0, 0, 1}, // dispatch pending, a malformed value
+	} {
+		f.Add(s)
+	}
+	rng := rand.New(rand.NewPCG(5, 2026))
+	for range 150 {
+		b := make([]byte, 8+rng.IntN(120))
+		for i := range b {
+			b[i] = byte(rng.IntN(256))
+		}
+		f.Add(b)
+	}
+	dbs := openDiffDBs(f)
+	f.Fuzz(func(t *testing.T, shape []byte) {
+		ds := diffDataset(shape)
+		for _, d := range dbs {
+			checkAgainstRule(t, d, ds)
+		}
+	})
+}
