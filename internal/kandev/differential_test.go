@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -237,6 +238,16 @@ func checkAgainstRule(t *testing.T, d diffDB, ds kandevtest.Dataset) {
 			t.Errorf("%s (fallback %v) session %s: malformed metadata reported %v; rule: on the turns it rests on %v, on any turn %v\nturns:%s",
 				d.dialect, snap.Fallback, s.ID, s.MalformedMetadata, w.mustMalformed, w.mayMalformed, describeTurns(ds, s.ID))
 		}
+		// The fence reads one task the same way, right before a delivery:
+		// it must see what the scan saw.
+		one, err := d.reader.TaskSnapshot(ctx, s.TaskID)
+		if err != nil {
+			t.Fatalf("%s: task snapshot: %v", d.dialect, err)
+		}
+		if len(one.Sessions) != 1 || !reflect.DeepEqual(one.Sessions[0], s) {
+			t.Errorf("%s session %s: the task's own snapshot (fallback %v) differs from the full one (fallback %v):\n got %+v\nwant %+v",
+				d.dialect, s.ID, one.Fallback, snap.Fallback, one.Sessions, s)
+		}
 	}
 }
 
@@ -262,7 +273,9 @@ func describeTurns(ds kandevtest.Dataset, session string) string {
 }
 
 // FuzzSnapshotAgainstRule runs the snapshot on both dialects against the Go
-// rule. Its corpus (run by every go test) is a few chosen shapes and 150
+// rule, and each task's own snapshot (the fence's read) against the full
+// one; on PostgreSQL that also sets the fast statement beside the fallback
+// when another task's malformed value sent the full snapshot there. Its corpus (run by every go test) is a few chosen shapes and 150
 // pseudo-random ones from a fixed seed; make fuzz explores further.
 func FuzzSnapshotAgainstRule(f *testing.F) {
 	for _, s := range [][]byte{
