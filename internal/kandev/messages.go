@@ -10,7 +10,9 @@ import (
 	"github.com/watchdogd/watchdogd/internal/authority"
 )
 
-// readMessages reads the current turns' messages in one statement.
+// readMessages reads the current turns' messages in one statement, and on
+// SQLite a second for the turns with an update julianday cannot order
+// (messagesQuery), which exist only when kandev wrote an odd shape.
 func (r *Reader) readMessages(ctx context.Context, tx *sql.Tx, snap *Snapshot, sessions []Session) error {
 	// The statement answers with each id's position in ids; owner maps it
 	// back to the session, without a map of 10,000 turn ids per scan.
@@ -22,35 +24,57 @@ func (r *Reader) readMessages(ctx context.Context, tx *sql.Tx, snap *Snapshot, s
 			owner = append(owner, i)
 		}
 	}
+	again, err := r.messagesOf(ctx, tx, snap, sessions, false, ids, owner)
+	if err != nil || len(again) == 0 {
+		return err
+	}
+	ids, owner = ids[:0], owner[:0]
+	for _, i := range again {
+		ids = append(ids, sessions[i].Current.ID)
+		owner = append(owner, i)
+	}
+	_, err = r.messagesOf(ctx, tx, snap, sessions, true, ids, owner)
+	return err
+}
+
+// messagesOf runs one messages statement over ids and sets the owners'
+// messages; it returns the sessions whose turn must be read again with
+// unordered set.
+func (r *Reader) messagesOf(ctx context.Context, tx *sql.Tx, snap *Snapshot, sessions []Session, unordered bool, ids []string, owner []int) ([]int, error) {
 	var arg any = ids
 	if r.dialect == authority.SQLite {
 		b, err := json.Marshal(ids)
 		if err != nil {
-			return fmt.Errorf("encode turn ids: %w", err)
+			return nil, fmt.Errorf("encode turn ids: %w", err)
 		}
 		arg = string(b)
 	}
-	rows, err := r.query(ctx, tx, snap, messagesQuery(r.dialect), arg)
+	rows, err := r.query(ctx, tx, snap, messagesQuery(r.dialect, unordered), arg)
 	if err != nil {
-		return r.wrap("read current-turn messages", err)
+		return nil, r.wrap("read current-turn messages", err)
 	}
 	defer func() { _ = rows.Close() }()
+	var again []int
 	for rows.Next() {
 		var n int64
 		var probe sql.NullString
 		if err := rows.Scan(&n, &probe); err != nil {
-			return r.wrap("read current-turn messages", err)
+			return nil, r.wrap("read current-turn messages", err)
 		}
 		if n < 0 || n >= int64(len(owner)) {
-			return r.wrap("read current-turn messages", fmt.Errorf("turn position %d of %d", n, len(owner)))
+			return nil, r.wrap("read current-turn messages", fmt.Errorf("turn position %d of %d", n, len(owner)))
 		}
 		if !probe.Valid {
 			continue
 		}
 		i := owner[n]
-		msgs, err := r.decodeMessages(snap, probe.String)
+		msgs, unorderable, err := r.decodeMessages(snap, probe.String)
 		if err != nil {
-			return r.wrap("read current-turn messages", err)
+			return nil, r.wrap("read current-turn messages", err)
+		}
+		if unorderable {
+			again = append(again, i)
+			continue
 		}
 		for _, m := range msgs {
 			if m.Meta.Kind == authority.Malformed {
@@ -61,21 +85,25 @@ func (r *Reader) readMessages(ctx context.Context, tx *sql.Tx, snap *Snapshot, s
 		sessions[i].Messages = msgs
 	}
 	if err := rows.Err(); err != nil {
-		return r.wrap("read current-turn messages", err)
+		return nil, r.wrap("read current-turn messages", err)
 	}
-	return nil
+	return again, nil
 }
 
 // decodeMessages reads one turn's probe: [newest plain agent updated_at,
 // its type, [[id, author, type, content, metadata, created_at,
-// updated_at]…]].
-func (r *Reader) decodeMessages(snap *Snapshot, probe string) ([]Message, error) {
+// updated_at]…]], and SQLite's "1" when an update could not be ordered
+// (then the rest is not decoded: the turn is read again).
+func (r *Reader) decodeMessages(snap *Snapshot, probe string) (_ []Message, unorderable bool, _ error) {
 	v, err := parseProbe(probe)
-	if err == nil && len(v.arr) != 3 {
-		err = errors.New("want 3 fields")
+	if err == nil && len(v.arr) != 3 && len(v.arr) != 4 {
+		err = errors.New("want 3 or 4 fields")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("decode messages %.200q: %w", probe, err)
+		return nil, false, fmt.Errorf("decode messages %.200q: %w", probe, err)
+	}
+	if len(v.arr) == 4 && v.arr[3].str != nil {
+		return nil, true, nil
 	}
 	var out []Message
 	if at := v.arr[0].str; at != nil {
@@ -84,16 +112,16 @@ func (r *Reader) decodeMessages(snap *Snapshot, probe string) ([]Message, error)
 	}
 	rows, err := v.arr[2].stringLists()
 	if err != nil {
-		return nil, fmt.Errorf("decode messages: %w", err)
+		return nil, false, fmt.Errorf("decode messages: %w", err)
 	}
 	for _, a := range rows {
 		if len(a) != 7 || a[0] == nil {
-			return nil, fmt.Errorf("decode messages: want 7 fields")
+			return nil, false, fmt.Errorf("decode messages: want 7 fields")
 		}
 		m := Message{ID: *a[0], Meta: authority.ParseMetadata(r.dialect, a[4]),
 			CreatedAt: parseStamp(snap, a[5]), UpdatedAt: parseStamp(snap, a[6])}
 		m.Author, m.Type, m.Content = deref(a[1]), deref(a[2]), deref(a[3])
 		out = append(out, m)
 	}
-	return out, nil
+	return out, false, nil
 }

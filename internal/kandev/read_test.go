@@ -12,6 +12,7 @@ import (
 	"github.com/watchdogd/watchdogd/internal/authority"
 	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/scan"
 )
 
 var now = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
@@ -201,7 +202,13 @@ func TestCurrentTurnMessages(t *testing.T) {
 		kandevtest.Message{ID: "m-tee", SessionID: "s", TaskID: "task-s", TurnID: "cur", Author: "agent", Type: "tool_edit",
 			CreatedAt: "2026-11-29T11:49:00Z", UpdatedAt: "2026-11-29T11:49:00Z"},
 		kandevtest.Message{ID: "m-bad", SessionID: "s", TaskID: "task-s", TurnID: "cur", Author: "agent", Type: "status",
-			CreatedAt: "yesterday", UpdatedAt: "yesterday"})
+			CreatedAt: "yesterday", UpdatedAt: "yesterday"},
+		// Shapes Go's parser takes and SQLite's julianday does not: they
+		// must not drop out of the newest update.
+		kandevtest.Message{ID: "m-offset", SessionID: "s", TaskID: "task-s", TurnID: "cur", Author: "agent", Type: "thinking",
+			CreatedAt: "2026-11-29 11:55:00+0000", UpdatedAt: "2026-11-29 11:55:00+0000"},
+		kandevtest.Message{ID: "m-lower", SessionID: "s", TaskID: "task-s", TurnID: "cur", Author: "agent", Type: "tool_read",
+			CreatedAt: "2026-11-29t11:54:00z", UpdatedAt: "2026-11-29t11:54:00z"})
 	for _, dc := range dialects[:1] { // mixed and unparseable shapes exist only in SQLite
 		db := load(t, dc, b.DS, kandevtest.Options{})
 		snap := snapshot(t, db.URL(), kandev.Options{})
@@ -219,7 +226,16 @@ func TestCurrentTurnMessages(t *testing.T) {
 			}
 		}
 		if agg == nil || !agg.UpdatedAt.Equal(time.Date(2026, 11, 29, 11, 50, 0, 0, time.UTC)) || agg.Type != "tool_call" {
-			t.Fatalf("newest agent update %+v, want 11:50:00 tool_call", agg)
+			t.Fatalf("newest agent update SQLite could order %+v, want 11:50:00 tool_call", agg)
+		}
+		var newest kandev.Message
+		for _, m := range got.Messages {
+			if scan.IsActivity(m) && m.UpdatedAt.After(newest.UpdatedAt) {
+				newest = m
+			}
+		}
+		if !newest.UpdatedAt.Equal(time.Date(2026, 11, 29, 11, 55, 0, 0, time.UTC)) || newest.Type != "thinking" {
+			t.Fatalf("newest agent activity %+v, want 11:55:00 thinking (offset without a colon)", newest)
 		}
 		if snap.UnparseableTimestamps != 2 {
 			t.Errorf("unparseable timestamps %d, want 2", snap.UnparseableTimestamps)
