@@ -23,7 +23,10 @@ import (
 // authority package's own differential tests hold to each dialect's
 // fragments) on random sessions: stamps that tie, as text or as instants,
 // open and completed turns in any order, every kind of flag, turns with and
-// without messages, and now and then a malformed value.
+// without messages, and now and then a malformed value. The current turn's
+// messages are held to the rows as well: the newest plain agent update,
+// with updated_at in every shape (two of them unreadable to SQLite's
+// julianday), and the rows the rules read whole.
 
 // diffStamps are started_at/created_at/completed_at values. Some are one
 // instant in two shapes: equal on PostgreSQL, ordered as text on SQLite.
@@ -51,6 +54,19 @@ var diffMeta = []*string{
 }
 
 var diffStates = []string{"RUNNING", "WAITING_FOR_INPUT", "IDLE", "STARTING", "CREATED"}
+
+// diffMsgStamps are messages' updated_at values: some one instant in
+// several shapes, two in shapes SQLite's julianday cannot read.
+var diffMsgStamps = []string{
+	"2026-08-22 10:00:00+00:00", "2026-08-22T10:00:00Z", "2026-08-22 09:00:00-01:00",
+	"2026-08-22 10:00:01.5+00:00", "2026-08-22 10:00:01",
+	"2026-08-22 10:00:02+0000", "2026-08-22t10:00:03Z",
+}
+
+var (
+	diffAuthors = []string{"agent", "agent", "user"}
+	diffTypes   = []string{"message", "tool_call", "status", "script_execution", "clarification_request", "permission_request", "thinking"}
+)
 
 type byteSource struct {
 	b []byte
@@ -97,9 +113,11 @@ func diffDataset(shape []byte) kandevtest.Dataset {
 				tu.Metadata = diffMeta[m%(len(diffMeta)-2)]
 			}
 			ds.Turns = append(ds.Turns, tu)
-			if src.next(2) == 1 {
-				ds.Messages = append(ds.Messages, kandevtest.Message{ID: "m-" + tu.ID, SessionID: sid, TaskID: task,
-					TurnID: tu.ID, Author: "agent", Type: "message", CreatedAt: tu.StartedAt})
+			for k := range src.next(4) {
+				at := diffMsgStamps[src.next(len(diffMsgStamps))]
+				ds.Messages = append(ds.Messages, kandevtest.Message{ID: fmt.Sprintf("m-%s-%d", tu.ID, k), SessionID: sid, TaskID: task,
+					TurnID: tu.ID, Author: diffAuthors[src.next(len(diffAuthors))], Type: diffTypes[src.next(len(diffTypes))],
+					CreatedAt: at, UpdatedAt: at})
 			}
 		}
 	}
@@ -238,6 +256,7 @@ func checkAgainstRule(t *testing.T, d diffDB, ds kandevtest.Dataset) {
 			t.Errorf("%s (fallback %v) session %s: malformed metadata reported %v; rule: on the turns it rests on %v, on any turn %v\nturns:%s",
 				d.dialect, snap.Fallback, s.ID, s.MalformedMetadata, w.mustMalformed, w.mayMalformed, describeTurns(ds, s.ID))
 		}
+		checkMessages(t, d.dialect, ds, s)
 		// The fence reads one task the same way, right before a delivery:
 		// it must see what the scan saw.
 		one, err := d.reader.TaskSnapshot(ctx, s.TaskID)
@@ -303,4 +322,66 @@ func FuzzSnapshotAgainstRule(f *testing.F) {
 			checkAgainstRule(t, d, ds)
 		}
 	})
+}
+
+// plainUpdate is a message the newest-activity aggregate ranks.
+func plainUpdate(author, typ string) bool {
+	return author == "agent" && typ != "status" && typ != "script_execution"
+}
+
+// rowOfItsOwn is a message the messages statement returns whole.
+func rowOfItsOwn(author, typ string) bool {
+	return !plainUpdate(author, typ) && author == "agent" || typ == "clarification_request" || typ == "permission_request"
+}
+
+// checkMessages compares the current turn's messages as the snapshot read
+// them with the rows: the newest plain agent update (its instant, and a
+// type among the rows at that instant) and the rows returned whole.
+func checkMessages(t *testing.T, d authority.Dialect, ds kandevtest.Dataset, s kandev.Session) {
+	t.Helper()
+	if s.Current == nil {
+		if len(s.Messages) > 0 {
+			t.Errorf("%s session %s: messages without a current turn", d, s.ID)
+		}
+		return
+	}
+	var newest time.Time
+	types := map[string]bool{}
+	whole := map[string]bool{}
+	for _, m := range ds.Messages {
+		if m.TurnID != s.Current.ID {
+			continue
+		}
+		if rowOfItsOwn(m.Author, m.Type) {
+			whole[m.ID] = true
+		}
+		if !plainUpdate(m.Author, m.Type) {
+			continue
+		}
+		at, _ := kandevtime.Parse(m.UpdatedAt)
+		if at.After(newest) {
+			newest, types = at, map[string]bool{}
+		}
+		if at.Equal(newest) {
+			types[m.Type] = true
+		}
+	}
+	var got kandev.Message
+	for _, m := range s.Messages {
+		if m.ID != "" && rowOfItsOwn(m.Author, m.Type) {
+			if !whole[m.ID] {
+				t.Errorf("%s session %s: message %s read, not on the current turn or not one the rules read", d, s.ID, m.ID)
+			}
+			delete(whole, m.ID)
+		}
+		if plainUpdate(m.Author, m.Type) && m.UpdatedAt.After(got.UpdatedAt) {
+			got = m
+		}
+	}
+	if len(whole) > 0 {
+		t.Errorf("%s session %s: messages %v not read", d, s.ID, whole)
+	}
+	if !got.UpdatedAt.Equal(newest) || !newest.IsZero() && !types[got.Type] {
+		t.Errorf("%s session %s: newest agent update %v %q, want %v, one of %v\nmessages: %+v", d, s.ID, got.UpdatedAt, got.Type, newest, types, s.Messages)
+	}
 }
