@@ -50,57 +50,43 @@ type fuzzTurn struct {
 	messages           bool
 }
 
-type byteSource struct {
-	b []byte
-	i int
-}
-
-func (s *byteSource) next(n int) int {
-	if s.i >= len(s.b) {
-		return 0
-	}
-	v := int(s.b[s.i])
-	s.i++
-	return v % n
-}
-
 var flagKeys = []string{authority.KeyDispatchPending, authority.KeyDispatchAttempted, authority.KeyLifecycleOnly}
 
 // decode builds a turn set from fuzz input: shape bytes choose the
 // structure, raw is metadata text (or a member value) the fuzzer mutates.
 func decode(shape []byte, raw string) []fuzzTurn {
-	src := &byteSource{b: shape}
-	n := 1 + src.next(4)
+	src := kandevtest.NewChoices(shape)
+	n := 1 + src.Next(4)
 	turns := make([]fuzzTurn, n)
 	for i := range turns {
-		t := fuzzTurn{id: fmt.Sprintf("t%d", (i*7+src.next(10))%10), started: stamps[src.next(len(stamps))]}
+		t := fuzzTurn{id: fmt.Sprintf("t%d", (i*7+src.Next(10))%10), started: stamps[src.Next(len(stamps))]}
 		t.id += fmt.Sprint(i) // unique, but not in insertion order
-		if c := src.next(len(stamps) + 1); c < len(stamps) {
+		if c := src.Next(len(stamps) + 1); c < len(stamps) {
 			t.created = &stamps[c]
 		}
-		switch src.next(3) {
+		switch src.Next(3) {
 		case 1:
 			t.completed = &t.started
 		case 2:
 			t.completed = &stamps[2]
 		}
-		switch src.next(4) {
+		switch src.Next(4) {
 		case 0:
 			t.meta = p(raw)
 		case 1:
 			var members []string
 			for _, k := range flagKeys {
-				if v := src.next(len(values) + 1); v < len(values) {
+				if v := src.Next(len(values) + 1); v < len(values) {
 					members = append(members, fmt.Sprintf("%q: %s", k, values[v]))
 				}
 			}
 			t.meta = p("{" + strings.Join(members, ", ") + "}")
 		case 2:
-			t.meta = raws[src.next(len(raws))]
+			t.meta = raws[src.Next(len(raws))]
 		case 3:
-			t.meta = p(fmt.Sprintf(`{%q: %s}`, flagKeys[src.next(3)], raw))
+			t.meta = p(fmt.Sprintf(`{%q: %s}`, flagKeys[src.Next(3)], raw))
 		}
-		t.messages = src.next(2) == 1
+		t.messages = src.Next(2) == 1
 		turns[i] = t
 	}
 	return turns

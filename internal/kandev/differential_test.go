@@ -68,38 +68,24 @@ var (
 	diffTypes   = []string{"message", "tool_call", "status", "script_execution", "clarification_request", "permission_request", "thinking"}
 )
 
-type byteSource struct {
-	b []byte
-	i int
-}
-
-func (s *byteSource) next(n int) int {
-	if s.i >= len(s.b) {
-		return 0
-	}
-	v := int(s.b[s.i])
-	s.i++
-	return v % n
-}
-
 // diffDataset builds one to four active sessions from fuzz input, each with
 // zero to six turns. Turn ids are unique but not in insertion order, so the
 // last key (id descending) is not the table's order.
 func diffDataset(shape []byte) kandevtest.Dataset {
-	src := &byteSource{b: shape}
+	src := kandevtest.NewChoices(shape)
 	var ds kandevtest.Dataset
-	for si := range 1 + src.next(4) {
+	for si := range 1 + src.Next(4) {
 		sid, task := fmt.Sprintf("s%d", si), fmt.Sprintf("task%d", si)
 		ds.Tasks = append(ds.Tasks, kandevtest.Task{ID: task, WorkspaceID: "ws", Title: task})
 		ds.Sessions = append(ds.Sessions, kandevtest.Session{ID: sid, TaskID: task,
-			State: diffStates[src.next(len(diffStates))], IsPrimary: true, StartedAt: kandevtest.P(diffStamps[0])})
-		for ti := range src.next(7) {
-			tu := kandevtest.Turn{ID: fmt.Sprintf("%s-t%d%d", sid, (ti*7+src.next(10))%10, ti), SessionID: sid, TaskID: task,
-				StartedAt: diffStamps[src.next(len(diffStamps))]}
-			if c := src.next(len(diffStamps) + 1); c < len(diffStamps) {
+			State: diffStates[src.Next(len(diffStates))], IsPrimary: true, StartedAt: kandevtest.P(diffStamps[0])})
+		for ti := range src.Next(7) {
+			tu := kandevtest.Turn{ID: fmt.Sprintf("%s-t%d%d", sid, (ti*7+src.Next(10))%10, ti), SessionID: sid, TaskID: task,
+				StartedAt: diffStamps[src.Next(len(diffStamps))]}
+			if c := src.Next(len(diffStamps) + 1); c < len(diffStamps) {
 				tu.CreatedAt = &diffStamps[c]
 			}
-			switch src.next(3) {
+			switch src.Next(3) {
 			case 1:
 				tu.CompletedAt = kandevtest.P(tu.StartedAt)
 			case 2:
@@ -107,16 +93,16 @@ func diffDataset(shape []byte) kandevtest.Dataset {
 			}
 			// Malformed values are drawn rarely, so that most inputs keep
 			// PostgreSQL on the fast statement.
-			if m := src.next(4 * len(diffMeta)); m < len(diffMeta) {
+			if m := src.Next(4 * len(diffMeta)); m < len(diffMeta) {
 				tu.Metadata = diffMeta[m]
 			} else {
 				tu.Metadata = diffMeta[m%(len(diffMeta)-2)]
 			}
 			ds.Turns = append(ds.Turns, tu)
-			for k := range src.next(4) {
-				at := diffMsgStamps[src.next(len(diffMsgStamps))]
+			for k := range src.Next(4) {
+				at := diffMsgStamps[src.Next(len(diffMsgStamps))]
 				ds.Messages = append(ds.Messages, kandevtest.Message{ID: fmt.Sprintf("m-%s-%d", tu.ID, k), SessionID: sid, TaskID: task,
-					TurnID: tu.ID, Author: diffAuthors[src.next(len(diffAuthors))], Type: diffTypes[src.next(len(diffTypes))],
+					TurnID: tu.ID, Author: diffAuthors[src.Next(len(diffAuthors))], Type: diffTypes[src.Next(len(diffTypes))],
 					CreatedAt: at, UpdatedAt: at})
 			}
 		}
