@@ -243,6 +243,47 @@ func TestCurrentTurnMessages(t *testing.T) {
 	}
 }
 
+// TestUnorderableUpdateReadAgain: on SQLite an agent update whose
+// updated_at julianday cannot read sends its turn through a second
+// messages statement, which weighs it; a NULL one (nothing to weigh) and
+// kandev's usual shapes do not.
+func TestUnorderableUpdateReadAgain(t *testing.T) {
+	ctx := context.Background()
+	db, err := kandevtest.CreateSQLite(filepath.Join(t.TempDir(), "kandev.db"), kandevtest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = db.Close() }()
+	if err := db.Write(ctx, sessionsDataset(3)); err != nil {
+		t.Fatal(err)
+	}
+	read := func(updatedAt any) (int, kandev.Session) {
+		t.Helper()
+		if _, err := db.DB().ExecContext(ctx, "UPDATE task_session_messages SET updated_at = ? WHERE turn_id = 's0001-b' AND type = 'tool_call'", updatedAt); err != nil {
+			t.Fatal(err)
+		}
+		snap := snapshot(t, db.URL(), kandev.Options{})
+		return snap.Statements, snap.Sessions[1]
+	}
+	usual, _ := read("2026-11-29 11:40:00+00:00")
+	if n, _ := read(nil); n != usual {
+		t.Errorf("a NULL updated_at ran %d statements, the usual shape %d", n, usual)
+	}
+	n, s := read("2026-11-29 11:59:00+0000")
+	if n != usual+1 {
+		t.Errorf("an unorderable updated_at ran %d statements, want %d", n, usual+1)
+	}
+	var newest time.Time
+	for _, m := range s.Messages {
+		if scan.IsActivity(m) && m.UpdatedAt.After(newest) {
+			newest = m.UpdatedAt
+		}
+	}
+	if want := time.Date(2026, 11, 29, 11, 59, 0, 0, time.UTC); !newest.Equal(want) {
+		t.Errorf("newest agent activity %v, want %v", newest, want)
+	}
+}
+
 // TestPostgresLeastPrivilege: a role that may only SELECT kandev's tables
 // can scan.
 func TestPostgresLeastPrivilege(t *testing.T) {

@@ -217,7 +217,7 @@ func messagesQuery(d authority.Dialect, unordered bool) string {
 	interesting := `((m.author_type = 'agent' AND m.type IN ('status', 'script_execution')) OR m.type IN ('clarification_request', 'permission_request'))`
 	plain := `m.author_type = 'agent' AND m.type NOT IN ('status', 'script_execution')`
 	if d == authority.SQLite {
-		instant, flag := "COALESCE(julianday(m.updated_at), 1e300)", ""
+		instant, flag := "COALESCE(julianday(m.updated_at), CASE WHEN m.updated_at IS NOT NULL THEN 1e300 END)", ""
 		if unordered {
 			instant = "julianday(m.updated_at)"
 			interesting += ` OR (` + plain + ` AND julianday(m.updated_at) IS NULL AND m.updated_at IS NOT NULL)`
