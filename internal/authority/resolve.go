@@ -55,6 +55,10 @@ func (f Flags) Eligible(hasMessages bool) bool {
 type Resolution struct {
 	Current int // seed rule: first eligible conversational turn under D1
 	Kandev  int // released kandev: newest eligible turn by keys 2–4
+	// Newest is the newest eligible conversational turn by keys 2–4, open
+	// or not: Current when no turn is open. The snapshot checks its
+	// metadata with the others the answer rests on.
+	Newest int
 	// Open lists the open eligible conversational turns, oldest first by
 	// D1 keys 2–4 (so Open[1] is the second-oldest).
 	Open []int
@@ -64,7 +68,7 @@ type Resolution struct {
 
 // Resolve applies the current-turn rule to one session's turns.
 func Resolve(d Dialect, turns []Turn) Resolution {
-	r := Resolution{Current: -1, Kandev: -1}
+	r := Resolution{Current: -1, Kandev: -1, Newest: -1}
 	type cand struct {
 		i            int
 		eligible     bool
@@ -91,6 +95,9 @@ func Resolve(d Dialect, turns []Turn) Resolution {
 		}
 		if r.Current < 0 || Before(t, turns[r.Current]) {
 			r.Current = c.i
+		}
+		if r.Newest < 0 || newer(t, turns[r.Newest]) {
+			r.Newest = c.i
 		}
 		if t.Open() {
 			r.Open = append(r.Open, c.i)

@@ -28,20 +28,45 @@ import (
 // with updated_at in every shape (two of them unreadable to SQLite's
 // julianday), and the rows the rules read whole.
 
-// diffStamps are started_at/created_at/completed_at values. Some are one
-// instant in two shapes: equal on PostgreSQL, ordered as text on SQLite.
-var diffStamps = []string{
-	"2026-08-22 10:00:00+00:00",
-	"2026-08-22T10:00:00Z",
-	"2026-08-22 10:00:00.5+00:00",
-	"2026-08-22 10:00:01+00:00",
-	"2026-08-22 09:59:59.999999+00:00",
-	"2026-08-22 10:00:00",
+// diffValues are what a generated dataset draws from: timestamps for turns
+// (the fourth also ends a turn that ran) and for messages, and turn metadata
+// whose last two values are malformed on both dialects (on PostgreSQL they
+// send the whole snapshot down the fallback).
+type diffValues struct {
+	turnStamps, msgStamps []string
+	meta                  []*string
 }
 
-// diffMeta are turn metadata values; the last two are malformed on both
-// dialects (on PostgreSQL they send the whole snapshot down the fallback).
-var diffMeta = []*string{
+// mixedValues hold to the rule on each dialect: one instant in several
+// shapes (equal on PostgreSQL, ordered as text on SQLite), two message
+// shapes SQLite's julianday cannot read, and a duplicate key, which SQLite
+// reads first-wins and PostgreSQL's jsonb last-wins.
+var mixedValues = diffValues{
+	turnStamps: []string{
+		"2026-08-22 10:00:00+00:00", "2026-08-22T10:00:00Z", "2026-08-22 10:00:00.5+00:00",
+		"2026-08-22 10:00:01+00:00", "2026-08-22 09:59:59.999999+00:00", "2026-08-22 10:00:00",
+	},
+	msgStamps: []string{
+		"2026-08-22 10:00:00+00:00", "2026-08-22T10:00:00Z", "2026-08-22 09:00:00-01:00",
+		"2026-08-22 10:00:01.5+00:00", "2026-08-22 10:00:01",
+		"2026-08-22 10:00:02+0000", "2026-08-22t10:00:03Z",
+	},
+	meta: append(append([]*string{}, agreedMeta[:len(agreedMeta)-2]...),
+		kandevtest.P(`{"lifecycle_only": true, "lifecycle_only": false}`), kandevtest.P("{"), kandevtest.P("")),
+}
+
+// uniformValues are data both dialects must read alike (D9): kandev's one
+// usual shape, and metadata they parse the same way.
+var uniformValues = diffValues{
+	turnStamps: []string{
+		"2026-08-22 10:00:00+00:00", "2026-08-22 10:00:00.5+00:00", "2026-08-22 10:00:00.5+00:00",
+		"2026-08-22 10:00:01+00:00", "2026-08-22 09:59:59.999999+00:00",
+	},
+	msgStamps: []string{"2026-08-22 10:00:00+00:00", "2026-08-22 10:00:01.5+00:00", "2026-08-22 10:00:02+00:00"},
+	meta:      agreedMeta,
+}
+
+var agreedMeta = []*string{
 	nil, kandevtest.P("{}"),
 	kandevtest.P(`{"lifecycle_only": true}`), kandevtest.P(`{"lifecycle_only": "1"}`), kandevtest.P(`{"lifecycle_only": 1}`),
 	kandevtest.P(`{"lifecycle_only": false}`), kandevtest.P(`{"lifecycle_only": "yes"}`),
@@ -49,19 +74,10 @@ var diffMeta = []*string{
 	kandevtest.P(`{"prompt_dispatch_pending": true, "prompt_dispatch_attempted": true}`),
 	kandevtest.P(`{"prompt_dispatch_pending": "1", "lifecycle_only": true}`),
 	kandevtest.P(`{"runtime_config_snapshot": {"lifecycle_only": true}}`),
-	kandevtest.P(`{"lifecycle_only": true, "lifecycle_only": false}`),
 	kandevtest.P("{"), kandevtest.P(""),
 }
 
 var diffStates = []string{"RUNNING", "WAITING_FOR_INPUT", "IDLE", "STARTING", "CREATED"}
-
-// diffMsgStamps are messages' updated_at values: some one instant in
-// several shapes, two in shapes SQLite's julianday cannot read.
-var diffMsgStamps = []string{
-	"2026-08-22 10:00:00+00:00", "2026-08-22T10:00:00Z", "2026-08-22 09:00:00-01:00",
-	"2026-08-22 10:00:01.5+00:00", "2026-08-22 10:00:01",
-	"2026-08-22 10:00:02+0000", "2026-08-22t10:00:03Z",
-}
 
 var (
 	diffAuthors = []string{"agent", "agent", "user"}
@@ -71,36 +87,36 @@ var (
 // diffDataset builds one to four active sessions from fuzz input, each with
 // zero to six turns. Turn ids are unique but not in insertion order, so the
 // last key (id descending) is not the table's order.
-func diffDataset(shape []byte) kandevtest.Dataset {
+func diffDataset(shape []byte, v diffValues) kandevtest.Dataset {
 	src := kandevtest.NewChoices(shape)
 	var ds kandevtest.Dataset
 	for si := range 1 + src.Next(4) {
 		sid, task := fmt.Sprintf("s%d", si), fmt.Sprintf("task%d", si)
 		ds.Tasks = append(ds.Tasks, kandevtest.Task{ID: task, WorkspaceID: "ws", Title: task})
 		ds.Sessions = append(ds.Sessions, kandevtest.Session{ID: sid, TaskID: task,
-			State: diffStates[src.Next(len(diffStates))], IsPrimary: true, StartedAt: kandevtest.P(diffStamps[0])})
+			State: diffStates[src.Next(len(diffStates))], IsPrimary: true, StartedAt: kandevtest.P(v.turnStamps[0])})
 		for ti := range src.Next(7) {
 			tu := kandevtest.Turn{ID: fmt.Sprintf("%s-t%d%d", sid, (ti*7+src.Next(10))%10, ti), SessionID: sid, TaskID: task,
-				StartedAt: diffStamps[src.Next(len(diffStamps))]}
-			if c := src.Next(len(diffStamps) + 1); c < len(diffStamps) {
-				tu.CreatedAt = &diffStamps[c]
+				StartedAt: v.turnStamps[src.Next(len(v.turnStamps))]}
+			if c := src.Next(len(v.turnStamps) + 1); c < len(v.turnStamps) {
+				tu.CreatedAt = &v.turnStamps[c]
 			}
 			switch src.Next(3) {
 			case 1:
 				tu.CompletedAt = kandevtest.P(tu.StartedAt)
 			case 2:
-				tu.CompletedAt = &diffStamps[3]
+				tu.CompletedAt = &v.turnStamps[3]
 			}
 			// Malformed values are drawn rarely, so that most inputs keep
 			// PostgreSQL on the fast statement.
-			if m := src.Next(4 * len(diffMeta)); m < len(diffMeta) {
-				tu.Metadata = diffMeta[m]
+			if m := src.Next(4 * len(v.meta)); m < len(v.meta) {
+				tu.Metadata = v.meta[m]
 			} else {
-				tu.Metadata = diffMeta[m%(len(diffMeta)-2)]
+				tu.Metadata = v.meta[m%(len(v.meta)-2)]
 			}
 			ds.Turns = append(ds.Turns, tu)
 			for k := range src.Next(4) {
-				at := diffMsgStamps[src.Next(len(diffMsgStamps))]
+				at := v.msgStamps[src.Next(len(v.msgStamps))]
 				ds.Messages = append(ds.Messages, kandevtest.Message{ID: fmt.Sprintf("m-%s-%d", tu.ID, k), SessionID: sid, TaskID: task,
 					TurnID: tu.ID, Author: diffAuthors[src.Next(len(diffAuthors))], Type: diffTypes[src.Next(len(diffTypes))],
 					CreatedAt: at, UpdatedAt: at})
@@ -116,8 +132,7 @@ type want struct {
 	open            bool
 	openTurns       int
 	secondOpen      time.Time
-	mustMalformed   bool // a turn the answer rests on is malformed
-	mayMalformed    bool // some turn of the session is malformed
+	malformed       bool // a turn the answer rests on is malformed
 }
 
 func ruleAnswers(d authority.Dialect, ds kandevtest.Dataset) map[string]want {
@@ -147,20 +162,17 @@ func ruleAnswers(d authority.Dialect, ds kandevtest.Dataset) map[string]want {
 		}
 		if res.Current >= 0 {
 			w.current, w.open = turns[res.Current].ID, turns[res.Current].Open()
-			w.mustMalformed = malformed(res.Current)
 		}
 		if res.Kandev >= 0 {
 			w.kandev = turns[res.Kandev].ID
-			w.mustMalformed = w.mustMalformed || malformed(res.Kandev)
 		}
 		w.openTurns = len(res.Open)
-		for _, i := range res.Open {
-			w.mustMalformed = w.mustMalformed || malformed(i)
+		for _, i := range append([]int{res.Current, res.Kandev, res.Newest}, res.Open...) {
+			w.malformed = w.malformed || i >= 0 && malformed(i)
 		}
 		if len(res.Open) > 1 {
 			w.secondOpen, _ = kandevtime.Parse(startedText[turns[res.Open[1]].ID])
 		}
-		w.mayMalformed = res.Malformed > 0
 		out[s.ID] = w
 	}
 	return out
@@ -238,9 +250,9 @@ func checkAgainstRule(t *testing.T, d diffDB, ds kandevtest.Dataset) {
 				d.dialect, snap.Fallback, s.ID, got.current, got.open, got.kandev, got.openTurns, got.secondOpen,
 				w.current, w.open, w.kandev, w.openTurns, w.secondOpen, describeTurns(ds, s.ID))
 		}
-		if w.mustMalformed && !s.MalformedMetadata || s.MalformedMetadata && !w.mayMalformed {
-			t.Errorf("%s (fallback %v) session %s: malformed metadata reported %v; rule: on the turns it rests on %v, on any turn %v\nturns:%s",
-				d.dialect, snap.Fallback, s.ID, s.MalformedMetadata, w.mustMalformed, w.mayMalformed, describeTurns(ds, s.ID))
+		if s.MalformedMetadata != w.malformed {
+			t.Errorf("%s (fallback %v) session %s: malformed metadata reported %v; on the turns the answer rests on %v\nturns:%s",
+				d.dialect, snap.Fallback, s.ID, s.MalformedMetadata, w.malformed, describeTurns(ds, s.ID))
 		}
 		checkMessages(t, d.dialect, ds, s)
 		// The fence reads one task the same way, right before a delivery:
@@ -303,7 +315,7 @@ func FuzzSnapshotAgainstRule(f *testing.F) {
 	}
 	dbs := openDiffDBs(f)
 	f.Fuzz(func(t *testing.T, shape []byte) {
-		ds := diffDataset(shape)
+		ds := diffDataset(shape, mixedValues)
 		for _, d := range dbs {
 			checkAgainstRule(t, d, ds)
 		}

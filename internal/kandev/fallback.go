@@ -105,8 +105,9 @@ func (r *Reader) resolveInGo(snap *Snapshot, s *Session, turns []authority.Turn,
 		s.SecondOpenStartedAt = starts[res.Open[1]].time(snap)
 	}
 	// Validity is checked on the turns the answer rests on, as the fast
-	// statement does: the current turn, kandev's turn, the open turns.
-	rests := append([]int{res.Current, res.Kandev}, res.Open...)
+	// statement does: the current turn, kandev's turn, the newest
+	// conversational turn and the open turns.
+	rests := append([]int{res.Current, res.Kandev, res.Newest}, res.Open...)
 	seen := map[int]bool{}
 	for _, i := range rests {
 		if i < 0 || seen[i] {

@@ -60,8 +60,10 @@ type Session struct {
 	// messagesQuery), plus one aggregate row carrying the newest update of
 	// the turn's other agent messages.
 	Messages []Message
-	// MalformedMetadata is true when a turn of the session or a message read
-	// from its current turn has metadata kandev itself cannot parse.
+	// MalformedMetadata is true when a turn the answer rests on (the open
+	// turns, the newest conversational one, kandev's) or a message read
+	// from the current turn has metadata kandev itself cannot parse. Both
+	// dialects, and both of PostgreSQL's paths, check the same turns.
 	MalformedMetadata bool
 }
 
