@@ -82,6 +82,20 @@ var diffStates = []string{"RUNNING", "WAITING_FOR_INPUT", "IDLE", "STARTING", "C
 var (
 	diffAuthors = []string{"agent", "agent", "user"}
 	diffTypes   = []string{"message", "tool_call", "status", "script_execution", "clarification_request", "permission_request", "thinking"}
+	// diffMsgMeta: what the rules read of questions, permissions, status
+	// notices and boot scripts, drawn for a message of any type.
+	diffMsgMeta = []*string{
+		nil, nil,
+		kandevtest.P(`{"pending_id": "p1", "question_id": "q1", "status": "pending"}`),
+		kandevtest.P(`{"pending_id": "p1", "question_id": "q2", "status": "answered"}`),
+		kandevtest.P(`{"pending_id": "p2", "question": {"id": "q3", "prompt": "Which?"}}`),
+		kandevtest.P(`{"pending_id": "p3", "question_id": "q4", "parent_question": true}`),
+		kandevtest.P(`{"pending_id": "perm1", "status": "pending", "tool_call_id": "tc1"}`),
+		kandevtest.P(`{"status": "approved"}`),
+		kandevtest.P(`{"action_visibility": "running"}`),
+		kandevtest.P(`{"script_type": "agent_boot"}`),
+	}
+	diffTaskMeta = []*string{nil, kandevtest.P(`{"interrupted_at": "2026-08-22T10:00:00Z"}`)}
 )
 
 // diffDataset builds one to four active sessions from fuzz input, each with
@@ -92,7 +106,7 @@ func diffDataset(shape []byte, v diffValues) kandevtest.Dataset {
 	var ds kandevtest.Dataset
 	for si := range 1 + src.Next(4) {
 		sid, task := fmt.Sprintf("s%d", si), fmt.Sprintf("task%d", si)
-		ds.Tasks = append(ds.Tasks, kandevtest.Task{ID: task, WorkspaceID: "ws", Title: task})
+		ds.Tasks = append(ds.Tasks, kandevtest.Task{ID: task, WorkspaceID: "ws", Title: task, Metadata: diffTaskMeta[src.Next(len(diffTaskMeta))]})
 		ds.Sessions = append(ds.Sessions, kandevtest.Session{ID: sid, TaskID: task,
 			State: diffStates[src.Next(len(diffStates))], IsPrimary: true, StartedAt: kandevtest.P(v.turnStamps[0])})
 		for ti := range src.Next(7) {
@@ -119,7 +133,7 @@ func diffDataset(shape []byte, v diffValues) kandevtest.Dataset {
 				at := v.msgStamps[src.Next(len(v.msgStamps))]
 				ds.Messages = append(ds.Messages, kandevtest.Message{ID: fmt.Sprintf("m-%s-%d", tu.ID, k), SessionID: sid, TaskID: task,
 					TurnID: tu.ID, Author: diffAuthors[src.Next(len(diffAuthors))], Type: diffTypes[src.Next(len(diffTypes))],
-					CreatedAt: at, UpdatedAt: at})
+					Metadata: diffMsgMeta[src.Next(len(diffMsgMeta))], CreatedAt: at, UpdatedAt: at})
 			}
 		}
 	}
