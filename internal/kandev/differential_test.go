@@ -23,7 +23,9 @@ import (
 // authority package's own differential tests hold to each dialect's
 // fragments) on random sessions: stamps that tie, as text or as instants,
 // open and completed turns in any order, every kind of flag, turns with and
-// without messages, and now and then a malformed value. The current turn's
+// without messages, and now and then a malformed value, reported on the
+// same turns (those the answer rests on) by each dialect and by both of
+// PostgreSQL's paths. The current turn's
 // messages are held to the rows as well: the newest plain agent update,
 // with updated_at in every shape (two of them unreadable to SQLite's
 // julianday), and the rows the rules read whole.
