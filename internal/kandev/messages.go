@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/watchdogd/watchdogd/internal/authority"
 )
@@ -123,5 +125,16 @@ func (r *Reader) decodeMessages(snap *Snapshot, probe string) (_ []Message, unor
 		m.Author, m.Type, m.Content = deref(a[1]), deref(a[2]), deref(a[3])
 		out = append(out, m)
 	}
+	// The aggregates gather rows in the order the server met them, which
+	// is the table's and not kandev's, may differ between the dialects,
+	// and on PostgreSQL can change when a row is updated. The rules read questions in this order and take the first of
+	// equal instants, so it is made kandev's own: creation, then id.
+	whole := out[len(out)-len(rows):]
+	slices.SortStableFunc(whole, func(a, b Message) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
 	return out, false, nil
 }

@@ -98,3 +98,33 @@ func analyze(t *testing.T, url string) {
 		t.Fatal(err)
 	}
 }
+
+// TestMessageRowsInCreationOrder: the current turn's rows come in creation
+// order on both dialects, whatever order the table holds them in (here
+// written newest first).
+func TestMessageRowsInCreationOrder(t *testing.T) {
+	ds := kandevtest.Dataset{
+		Tasks:    []kandevtest.Task{{ID: "task", WorkspaceID: "ws", Title: "T"}},
+		Sessions: []kandevtest.Session{{ID: "s", TaskID: "task", State: "RUNNING"}},
+		Turns:    []kandevtest.Turn{{ID: "t", SessionID: "s", TaskID: "task", StartedAt: "2026-11-29 11:00:00+00:00"}},
+	}
+	for i := 5; i >= 1; i-- {
+		at := fmt.Sprintf("2026-11-29 11:0%d:00+00:00", i)
+		ds.Messages = append(ds.Messages, kandevtest.Message{ID: fmt.Sprintf("m%d", 6-i), SessionID: "s", TaskID: "task", TurnID: "t",
+			Author: "agent", Type: "clarification_request", Metadata: kandevtest.P(`{"pending_id": "p"}`), CreatedAt: at, UpdatedAt: at})
+	}
+	for _, dc := range dialects {
+		t.Run(dc.name, func(t *testing.T) {
+			db := load(t, dc, ds, kandevtest.Options{})
+			var got []string
+			for _, m := range snapshot(t, db.URL(), kandev.Options{}).Sessions[0].Messages {
+				if !m.Aggregate() {
+					got = append(got, m.ID)
+				}
+			}
+			if want := []string{"m5", "m4", "m3", "m2", "m1"}; !slices.Equal(got, want) {
+				t.Errorf("rows %v, want creation order %v", got, want)
+			}
+		})
+	}
+}
