@@ -1,7 +1,6 @@
 package kandev_test
 
 import (
-	"context"
 	"encoding/json"
 	"math/rand/v2"
 	"testing"
@@ -30,19 +29,9 @@ func TestFindingsAgreeAcrossDialects(t *testing.T) {
 		ds := diffDataset(b, uniformValues)
 		var reports [2][]byte
 		for k, d := range dbs {
-			ctx := context.Background()
-			if err := d.reset(ctx); err != nil {
-				t.Fatal(err)
-			}
-			if err := d.db.Write(ctx, ds); err != nil {
-				t.Fatal(err)
-			}
-			snap, err := d.reader.Snapshot(ctx)
-			if err != nil {
-				t.Fatalf("%s: snapshot: %v", d.dialect, err)
-			}
-			rep := scan.Findings(snap, opts, now)
+			rep := scan.Findings(d.snapshotOf(t, ds), opts, now)
 			findings += len(rep.Findings)
+			var err error
 			if reports[k], err = json.Marshal(rep); err != nil {
 				t.Fatal(err)
 			}

@@ -236,9 +236,9 @@ func openDiffDBs(t testing.TB) []diffDB {
 	return dbs
 }
 
-// checkAgainstRule loads ds and compares every session of the snapshot
-// with the Go rule's answer.
-func checkAgainstRule(t *testing.T, d diffDB, ds kandevtest.Dataset) {
+// snapshotOf replaces the database's rows with ds and takes a snapshot.
+func (d diffDB) snapshotOf(t *testing.T, ds kandevtest.Dataset) *kandev.Snapshot {
+	t.Helper()
 	ctx := context.Background()
 	if err := d.reset(ctx); err != nil {
 		t.Fatal(err)
@@ -250,6 +250,14 @@ func checkAgainstRule(t *testing.T, d diffDB, ds kandevtest.Dataset) {
 	if err != nil {
 		t.Fatalf("%s: snapshot: %v", d.dialect, err)
 	}
+	return snap
+}
+
+// checkAgainstRule loads ds and compares every session of the snapshot
+// with the Go rule's answer.
+func checkAgainstRule(t *testing.T, d diffDB, ds kandevtest.Dataset) {
+	ctx := context.Background()
+	snap := d.snapshotOf(t, ds)
 	wants := ruleAnswers(d.dialect, ds)
 	if len(snap.Sessions) != len(wants) {
 		t.Fatalf("%s: %d sessions, want %d", d.dialect, len(snap.Sessions), len(wants))
