@@ -367,25 +367,11 @@ func checkMessages(t *testing.T, d authority.Dialect, ds kandevtest.Dataset, s k
 		}
 		return
 	}
-	var newest time.Time
-	types := map[string]bool{}
+	newest, types := newestPlain(ds, s.Current.ID)
 	whole := map[string]bool{}
 	for _, m := range ds.Messages {
-		if m.TurnID != s.Current.ID {
-			continue
-		}
-		if rowOfItsOwn(m.Author, m.Type) {
+		if m.TurnID == s.Current.ID && rowOfItsOwn(m.Author, m.Type) {
 			whole[m.ID] = true
-		}
-		if !plainUpdate(m.Author, m.Type) {
-			continue
-		}
-		at, _ := kandevtime.Parse(m.UpdatedAt)
-		if at.After(newest) {
-			newest, types = at, map[string]bool{}
-		}
-		if at.Equal(newest) {
-			types[m.Type] = true
 		}
 	}
 	var got kandev.Message
@@ -406,4 +392,24 @@ func checkMessages(t *testing.T, d authority.Dialect, ds kandevtest.Dataset, s k
 	if !got.UpdatedAt.Equal(newest) || !newest.IsZero() && !types[got.Type] {
 		t.Errorf("%s session %s: newest agent update %v %q, want %v, one of %v\nmessages: %+v", d, s.ID, got.UpdatedAt, got.Type, newest, types, s.Messages)
 	}
+}
+
+// newestPlain returns the instant of a turn's newest plain agent updates
+// and their types.
+func newestPlain(ds kandevtest.Dataset, turnID string) (time.Time, map[string]bool) {
+	var newest time.Time
+	types := map[string]bool{}
+	for _, m := range ds.Messages {
+		if m.TurnID != turnID || !plainUpdate(m.Author, m.Type) {
+			continue
+		}
+		at, _ := kandevtime.Parse(m.UpdatedAt)
+		if at.After(newest) {
+			newest, types = at, map[string]bool{}
+		}
+		if at.Equal(newest) {
+			types[m.Type] = true
+		}
+	}
+	return newest, types
 }
