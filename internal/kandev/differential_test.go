@@ -152,10 +152,7 @@ type want struct {
 }
 
 func ruleAnswers(d authority.Dialect, ds kandevtest.Dataset) map[string]want {
-	hasMsg := map[string]bool{}
-	for _, m := range ds.Messages {
-		hasMsg[m.TurnID] = true
-	}
+	hasMsg := turnsWithMessages(ds)
 	bySession := map[string][]authority.Turn{}
 	for _, tu := range ds.Turns {
 		started := tu.StartedAt
@@ -293,10 +290,7 @@ func checkAgainstRule(t *testing.T, d diffDB, ds kandevtest.Dataset) {
 }
 
 func describeTurns(ds kandevtest.Dataset, session string) string {
-	hasMsg := map[string]bool{}
-	for _, m := range ds.Messages {
-		hasMsg[m.TurnID] = true
-	}
+	hasMsg := turnsWithMessages(ds)
 	text := func(p *string) string {
 		if p == nil {
 			return "NULL"
@@ -343,70 +337,11 @@ func FuzzSnapshotAgainstRule(f *testing.F) {
 	})
 }
 
-// plainUpdate is a message the newest-activity aggregate ranks.
-func plainUpdate(author, typ string) bool {
-	return author == "agent" && typ != "status" && typ != "script_execution"
-}
-
-// rowOfItsOwn is a message the messages statement returns whole.
-func rowOfItsOwn(author, typ string) bool {
-	return !plainUpdate(author, typ) && author == "agent" || typ == "clarification_request" || typ == "permission_request"
-}
-
-// checkMessages compares the current turn's messages as the snapshot read
-// them with the rows: the newest plain agent update (its instant, and a
-// type among the rows at that instant) and the rows returned whole.
-func checkMessages(t *testing.T, d authority.Dialect, ds kandevtest.Dataset, s kandev.Session) {
-	t.Helper()
-	if s.Current == nil {
-		if len(s.Messages) > 0 {
-			t.Errorf("%s session %s: messages without a current turn", d, s.ID)
-		}
-		return
-	}
-	newest, types := newestPlain(ds, s.Current.ID)
-	whole := map[string]bool{}
+// turnsWithMessages names the turns at least one message belongs to.
+func turnsWithMessages(ds kandevtest.Dataset) map[string]bool {
+	has := map[string]bool{}
 	for _, m := range ds.Messages {
-		if m.TurnID == s.Current.ID && rowOfItsOwn(m.Author, m.Type) {
-			whole[m.ID] = true
-		}
+		has[m.TurnID] = true
 	}
-	var got kandev.Message
-	for _, m := range s.Messages {
-		if m.ID != "" && rowOfItsOwn(m.Author, m.Type) {
-			if !whole[m.ID] {
-				t.Errorf("%s session %s: message %s read, not on the current turn or not one the rules read", d, s.ID, m.ID)
-			}
-			delete(whole, m.ID)
-		}
-		if plainUpdate(m.Author, m.Type) && m.UpdatedAt.After(got.UpdatedAt) {
-			got = m
-		}
-	}
-	if len(whole) > 0 {
-		t.Errorf("%s session %s: messages %v not read", d, s.ID, whole)
-	}
-	if !got.UpdatedAt.Equal(newest) || !newest.IsZero() && !types[got.Type] {
-		t.Errorf("%s session %s: newest agent update %v %q, want %v, one of %v\nmessages: %+v", d, s.ID, got.UpdatedAt, got.Type, newest, types, s.Messages)
-	}
-}
-
-// newestPlain returns the instant of a turn's newest plain agent updates
-// and their types.
-func newestPlain(ds kandevtest.Dataset, turnID string) (time.Time, map[string]bool) {
-	var newest time.Time
-	types := map[string]bool{}
-	for _, m := range ds.Messages {
-		if m.TurnID != turnID || !plainUpdate(m.Author, m.Type) {
-			continue
-		}
-		at, _ := kandevtime.Parse(m.UpdatedAt)
-		if at.After(newest) {
-			newest, types = at, map[string]bool{}
-		}
-		if at.Equal(newest) {
-			types[m.Type] = true
-		}
-	}
-	return newest, types
+	return has
 }

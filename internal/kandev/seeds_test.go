@@ -32,8 +32,11 @@ var chosenSeeds = []chosenSeed{
 		}},
 	{"a tie on started_at and created_at, broken by id", []byte{0, 0, 0, 3, 0, 0, 0, 1, 1, 0, 1, 0, 0, 1, 1, 0, 2, 0, 2, 1, 1, 0},
 		func(ds kandevtest.Dataset) bool {
+			if len(ds.Turns) != 3 {
+				return false
+			}
 			a, b := ds.Turns[0], ds.Turns[1]
-			return len(ds.Turns) == 3 && a.StartedAt == b.StartedAt && a.CreatedAt != nil && b.CreatedAt != nil && *a.CreatedAt == *b.CreatedAt
+			return a.StartedAt == b.StartedAt && a.CreatedAt != nil && b.CreatedAt != nil && *a.CreatedAt == *b.CreatedAt
 		}},
 	{"two open turns", []byte{0, 0, 0, 2, 0, 0, 6, 0, 1, 0, 1, 3, 6, 0, 1, 0},
 		func(ds kandevtest.Dataset) bool {
