@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/kandev"
@@ -25,7 +26,12 @@ var errTurnRunsOn = errors.New("the turn an earlier cancel was for runs on with 
 
 // cancelAndNudge cancels the episode's turn, waits (bounded) until the
 // session is promptable, then sends the nudge. cancelled says whether
-// agent.cancel was sent in this attempt.
+// agent.cancel was sent in this attempt. When kandev refuses the nudge, the
+// session is read once more, and the nudge is not sent again: a session
+// that started running in the meantime is handled as any RUNNING one
+// (DESIGN: a RUNNING refusal is a permanent failure unless the step is
+// cancel_and_nudge), one that ended supersedes the action, and otherwise
+// the refusal stands.
 //
 // The turn is cancelled only while the session runs that very turn (any
 // turn, for an episode about none). When an earlier attempt may have
@@ -37,6 +43,7 @@ var errTurnRunsOn = errors.New("the turn an earlier cancel was for runs on with 
 // deduplicates by client_message_id.
 func (c *Cycle) cancelAndNudge(ctx context.Context, a ledger.Action, e ledger.Episode) (cancelled bool, err error) {
 	deadline := time.Now().Add(30 * time.Second)
+	var refusal error
 	for {
 		snap, err := c.Reader.TaskSnapshot(ctx, e.TaskID)
 		if err != nil {
@@ -46,13 +53,20 @@ func (c *Cycle) cancelAndNudge(ctx context.Context, a ledger.Action, e ledger.Ep
 		switch {
 		case s == nil:
 			return cancelled, errSessionEnded
+		case s.State != "RUNNING" && refusal != nil: // refused, and not for running
+			return cancelled, refusal
 		case s.State != "RUNNING":
-			return cancelled, c.Kandev.AddMessage(ctx, e.TaskID, e.SessionID, decodeText(a.Body), kandev.ClientMessageID(a.Key))
+			err := c.Kandev.AddMessage(ctx, e.TaskID, e.SessionID, decodeText(a.Body), kandev.ClientMessageID(a.Key))
+			if !kandev.Refusal(err) {
+				return cancelled, err
+			}
+			refusal = err
+			continue
 		case e.TurnID != "" && (s.Current == nil || s.Current.ID != e.TurnID):
 			return cancelled, errNudgeNotOwed
 		case !cancelled && (!a.Uncertain || c.holds(snap, e)):
 			if err := c.Kandev.Cancel(ctx, e.SessionID); err != nil {
-				return notify.Classify(err).Uncertain, err // a lost answer may hide a cancel that landed
+				return notify.Classify(err).Uncertain, cancelError(e.SessionID, err) // a lost answer may hide a cancel that landed
 			}
 			cancelled = true
 			continue
@@ -67,6 +81,18 @@ func (c *Cycle) cancelAndNudge(ctx context.Context, a ledger.Action, e ledger.Ep
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// cancelError names what an operator must do when kandev cannot cancel
+// the turn because no agent process runs for the session: kandev leaves
+// it RUNNING, and refuses the nudge while it is, so only a human can
+// resume or stop it.
+func cancelError(session string, err error) error {
+	var re *kandev.RequestError
+	if errors.As(err, &re) && re.NoAgent() {
+		return fmt.Errorf("kandev has no agent process for session %s, so its turn cannot be cancelled nor the agent nudged; resume or stop the session in kandev: %w", session, err)
+	}
+	return err
 }
 
 // sessionIn is the session with id in snap, nil when it is not active.

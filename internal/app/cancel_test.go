@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -243,4 +244,86 @@ func TestCancelAndNudgeSessionEndedAfterTheCancel(t *testing.T) {
 	setState(t, db, ws, "COMPLETED")
 	_, a := rerun(t, c, time.Minute, key)
 	wantRetry(t, a, ws, ledger.StateSuperseded, 1, 0)
+}
+
+// TestCancelAndNudgeNoAgent: kandev has no agent process behind the
+// RUNNING session (a backend restart lost it), so it refuses agent.cancel
+// with an INTERNAL_ERROR that no retry changes. The action fails at once,
+// saying what to do, and is not tried again every backoff.
+func TestCancelAndNudgeNoAgent(t *testing.T) {
+	c, ws, _ := cancelAndNudgeCycle(t, 0)
+	ws.SetNoAgent("s1")
+	res, err := c.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := res.Plan.Actions[0].Key
+	if res.Counts["failed"] != 1 {
+		t.Fatalf("outcomes %v, want the action failed", res.Counts)
+	}
+	_, a := rerun(t, c, time.Hour, key)
+	wantRetry(t, a, ws, ledger.StateFailed, 1, 0)
+	if !strings.Contains(a.Error, "no agent process for session s1") || !strings.Contains(a.Error, "resume or stop the session in kandev") ||
+		!strings.Contains(a.Error, "no execution for session") {
+		t.Errorf("error %q does not say what happened and what to do", a.Error)
+	}
+}
+
+// TestCancelAndNudgeRefusedNudge: the cancel went through and kandev
+// showed the session promptable, but refused the nudge (VALIDATION_ERROR).
+// The session is read once more: one that runs a new turn by then (someone
+// prompted it) or has ended owes nothing; otherwise the refusal stands. The
+// nudge is never sent twice.
+func TestCancelAndNudgeRefusedNudge(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		then  func(t *testing.T, db *kandevtest.SQLite) // what happens in kandev before it answers
+		state string
+	}{
+		{"a new turn started", newTurn, ledger.StateSuperseded},
+		{"the session ended", func(t *testing.T, db *kandevtest.SQLite) {
+			if _, err := db.DB().Exec(`UPDATE task_sessions SET state = 'COMPLETED' WHERE id = 's1'`); err != nil {
+				t.Error(err)
+			}
+		}, ledger.StateSuperseded},
+		{"nothing changed", func(*testing.T, *kandevtest.SQLite) {}, ledger.StateFailed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, ws, db := cancelAndNudgeCycle(t, 0)
+			var adds atomic.Int32
+			ws.SetFail(func(action string) string {
+				if action != "message.add" {
+					return ""
+				}
+				adds.Add(1)
+				tc.then(t, db)
+				return "VALIDATION_ERROR"
+			})
+			res, err := c.Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := c.Store.Action(context.Background(), res.Plan.Actions[0].Key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantRetry(t, a, ws, tc.state, 1, 0)
+			if adds.Load() != 1 {
+				t.Errorf("message.add sent %d times, want once", adds.Load())
+			}
+		})
+	}
+}
+
+// newTurn has someone prompt s1: a new open turn, the session RUNNING.
+func newTurn(t *testing.T, db *kandevtest.SQLite) {
+	b := kandevtest.NewBuilder(time.Now())
+	s := b.Session("s1", "Fix login", "ws", "RUNNING", time.Hour, "")
+	s.Turn("turn-2", 0, -1, "").Agent("message", 0)
+	if err := db.Write(context.Background(), kandevtest.Dataset{Turns: b.DS.Turns, Messages: b.DS.Messages}); err != nil {
+		t.Error(err)
+	}
+	if _, err := db.DB().Exec(`UPDATE task_sessions SET state = 'RUNNING' WHERE id = 's1'`); err != nil {
+		t.Error(err)
+	}
 }

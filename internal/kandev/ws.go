@@ -64,17 +64,32 @@ func (e *DialError) Error() string { return fmt.Sprintf("connect to kandev %s: %
 
 func (e *DialError) Unwrap() error { return e.Err }
 
-// Retryable reports whether kandev's refusal is transient (an internal
-// error or unavailability) rather than a decision (a RUNNING session, a
-// terminal session, an unknown session).
+// Retryable reports whether kandev's refusal is transient (INTERNAL_ERROR,
+// UNAVAILABLE) rather than a decision (VALIDATION_ERROR: a RUNNING or ended
+// session; NOT_FOUND, FORBIDDEN, UNAUTHORIZED). One INTERNAL_ERROR is not
+// transient: agent.cancel on a session kandev has no agent process for
+// (NoAgent), which no retry changes.
 func (e *RequestError) Retryable() bool {
 	c := strings.ToLower(e.Code)
-	return strings.Contains(c, "internal") || strings.Contains(c, "unavailable") || strings.Contains(c, "timeout")
+	transient := strings.Contains(c, "internal") || strings.Contains(c, "unavailable") || strings.Contains(c, "timeout")
+	return transient && !e.NoAgent()
 }
 
-// Running reports whether kandev refused because the session is RUNNING.
-func (e *RequestError) Running() bool {
-	return strings.Contains(strings.ToLower(e.Code+" "+e.Message), "running")
+// NoAgent reports kandev's answer to agent.cancel when no agent process
+// runs for the session (after a backend restart, or an agent that died):
+// kandev's handler wraps its lifecycle error "no execution for session" in
+// an INTERNAL_ERROR, and leaves the session RUNNING. Only a human can
+// resume or stop such a session.
+func (e *RequestError) NoAgent() bool {
+	return e.Action == "agent.cancel" && strings.Contains(strings.ToLower(e.Message), "no execution for session")
+}
+
+// Refusal reports whether err is kandev deciding against a request (as
+// opposed to failing, or not being reached): retrying it as it is would be
+// refused again.
+func Refusal(err error) bool {
+	var re *RequestError
+	return errors.As(err, &re) && !re.Retryable()
 }
 
 type envelope struct {
@@ -159,6 +174,3 @@ func (c *Client) request(ctx context.Context, action string, payload any) error 
 func ClientMessageID(key string) string {
 	return uuid.NewSHA1(uuid.NameSpaceURL, []byte("watchdogd:"+key)).String()
 }
-
-// ErrRunning is returned when a nudge finds the session still RUNNING.
-var ErrRunning = errors.New("session is RUNNING")

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 
 	"github.com/coder/websocket"
@@ -14,8 +13,10 @@ import (
 // WSServer speaks kandev's WebSocket envelope for message.add and
 // agent.cancel: requests {"id","type":"request","action","payload"} are
 // answered with the same id and type "response" or "error". message.add
-// deduplicates on client_message_id and refuses RUNNING sessions, as kandev
-// does.
+// deduplicates on client_message_id and refuses RUNNING and ended sessions;
+// agent.cancel is refused for a session with no agent process. Refusals
+// carry kandev's own codes and messages (pkg/websocket, the message and
+// orchestrator handlers).
 type WSServer struct {
 	*httptest.Server
 	// Token, when set, is the PAT every connection must present.
@@ -27,6 +28,7 @@ type WSServer struct {
 	seen     map[string]bool
 	dups     int
 	cancels  []string
+	noAgent  map[string]bool
 	fail     func(action string) string
 	// OnMessage, if set, runs for each new message (a test can write the
 	// user row into a kandev database, as kandev would).
@@ -53,7 +55,7 @@ func NewWSServerTLS(states map[string]string) *WSServer {
 }
 
 func startWS(states map[string]string, serve func(http.Handler) *httptest.Server) *WSServer {
-	s := &WSServer{state: states, seen: map[string]bool{}}
+	s := &WSServer{state: states, seen: map[string]bool{}, noAgent: map[string]bool{}}
 	if s.state == nil {
 		s.state = map[string]string{}
 	}
@@ -78,7 +80,8 @@ func (s *WSServer) Duplicates() int {
 	return s.dups
 }
 
-// Cancels returns cancelled session ids.
+// Cancels returns the session ids of the agent.cancel requests served,
+// refused ones included.
 func (s *WSServer) Cancels() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -100,6 +103,15 @@ func (s *WSServer) failFunc() func(action string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.fail
+}
+
+// SetNoAgent makes kandev have no agent process for session (a backend
+// restart lost it, or the agent died): the session stays as it is, and
+// agent.cancel is refused.
+func (s *WSServer) SetNoAgent(session string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.noAgent[session] = true
 }
 
 // SetState changes a session's state.
@@ -173,9 +185,9 @@ func (s *WSServer) serve(action string, raw json.RawMessage) (string, any) {
 		}
 		switch st := s.state[p["session_id"]]; st {
 		case "RUNNING":
-			return "error", map[string]string{"code": "SESSION_RUNNING", "message": "session is running; wait for the turn to end"}
+			return "error", map[string]string{"code": "VALIDATION_ERROR", "message": "Agent is currently processing. Please wait for the current operation to complete."}
 		case "COMPLETED", "FAILED", "CANCELLED":
-			return "error", map[string]string{"code": "SESSION_TERMINAL", "message": "session " + strings.ToLower(st)}
+			return "error", map[string]string{"code": "VALIDATION_ERROR", "message": "Session has ended. Please create a new session to continue."}
 		}
 		m := WSMessage{TaskID: p["task_id"], SessionID: p["session_id"], Content: p["content"], ClientMessageID: p["client_message_id"]}
 		s.seen[m.ClientMessageID] = true
@@ -186,6 +198,10 @@ func (s *WSServer) serve(action string, raw json.RawMessage) (string, any) {
 		return "response", map[string]string{"status": "ok"}
 	case "agent.cancel":
 		s.cancels = append(s.cancels, p["session_id"])
+		if s.noAgent[p["session_id"]] {
+			return "error", map[string]string{"code": "INTERNAL_ERROR",
+				"message": `Failed to cancel agent: cancel agent: session "` + p["session_id"] + `": no execution for session`}
+		}
 		if s.state[p["session_id"]] == "RUNNING" {
 			s.state[p["session_id"]] = "WAITING_FOR_INPUT"
 		}

@@ -39,7 +39,7 @@ func TestKandevNudges(t *testing.T) {
 	// kandev refuses message.add while RUNNING: a permanent failure.
 	err = c.AddMessage(ctx, "t1", "s-run", "hi", kandev.ClientMessageID("other"))
 	var re *kandev.RequestError
-	if !errors.As(err, &re) || !re.Running() || Classify(err).Retry {
+	if !errors.As(err, &re) || re.Code != "VALIDATION_ERROR" || !kandev.Refusal(err) || Classify(err).Retry {
 		t.Fatalf("RUNNING refusal: %v (verdict %+v)", err, Classify(err))
 	}
 	// agent.cancel makes it promptable.
@@ -50,9 +50,13 @@ func TestKandevNudges(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Server-side errors: an internal error retries, an unknown one does not.
-	srv.SetFail(func(string) string { return "INTERNAL" })
-	if v := Classify(c.AddMessage(ctx, "t1", "s-wait", "x", "y")); !v.Retry {
-		t.Errorf("internal error verdict %+v", v)
+	srv.SetFail(func(string) string { return "INTERNAL_ERROR" })
+	if err := c.AddMessage(ctx, "t1", "s-wait", "x", "y"); !Classify(err).Retry || kandev.Refusal(err) {
+		t.Errorf("internal error verdict %+v", Classify(err))
+	}
+	srv.SetFail(func(string) string { return "NOT_FOUND" })
+	if err := c.AddMessage(ctx, "t1", "s-wait", "x", "y"); Classify(err).Retry || !kandev.Refusal(err) {
+		t.Errorf("not found verdict %+v", Classify(err))
 	}
 	// The server closes the connection mid-request: retry (kandev
 	// deduplicates the replay).
@@ -65,6 +69,32 @@ func TestKandevNudges(t *testing.T) {
 	bad, _ := kandev.NewClient(srv.BaseURL(), "wrong", 5*time.Second)
 	if err := bad.Cancel(ctx, "s-wait"); err == nil || Classify(err).Retry {
 		t.Errorf("bad token: %v", err)
+	}
+}
+
+// TestKandevCancelWithNoAgent: kandev answers agent.cancel on a session
+// it has no agent process for with an INTERNAL_ERROR that no retry
+// changes: a refusal, not retried.
+func TestKandevCancelWithNoAgent(t *testing.T) {
+	srv := kandevtest.NewWSServer(map[string]string{"s1": "RUNNING", "s2": "RUNNING"})
+	defer srv.Close()
+	srv.SetNoAgent("s1")
+	c, err := kandev.NewClient(srv.BaseURL(), "", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = c.Cancel(context.Background(), "s1")
+	var re *kandev.RequestError
+	if !errors.As(err, &re) || re.Code != "INTERNAL_ERROR" || !re.NoAgent() || Classify(err).Retry || !kandev.Refusal(err) {
+		t.Fatalf("cancel with no agent: %v (verdict %+v)", err, Classify(err))
+	}
+	// The same words from another action are not this refusal.
+	other := &kandev.RequestError{Action: "message.add", Code: "INTERNAL_ERROR", Message: re.Message}
+	if other.NoAgent() || !other.Retryable() {
+		t.Errorf("message.add's internal error taken for a cancel with no agent")
+	}
+	if err := c.Cancel(context.Background(), "s2"); err != nil {
+		t.Fatalf("cancel with an agent: %v", err)
 	}
 }
 
