@@ -327,3 +327,32 @@ func newTurn(t *testing.T, db *kandevtest.SQLite) {
 		t.Error(err)
 	}
 }
+
+// TestCancelAndNudgeCancelEscalated: the agent did not acknowledge the
+// cancel in time, so kandev answered INTERNAL_ERROR, but it had already
+// unblocked the turn, which ended: the session is promptable and the
+// finding gone. The cancel may have landed, so the retry is not fenced on
+// the finding (its episode resolves) and the nudge it owes goes out.
+func TestCancelAndNudgeCancelEscalated(t *testing.T) {
+	c, ws, db := cancelAndNudgeCycle(t, 0)
+	var n atomic.Int32
+	ws.SetFail(func(action string) string {
+		if action != "agent.cancel" || n.Add(1) > 1 {
+			return ""
+		}
+		if _, err := db.DB().Exec(`UPDATE task_session_turns SET completed_at = ? WHERE task_session_id = 's1'`, kandevtest.TS(time.Now())); err != nil {
+			t.Error(err)
+		}
+		if _, err := db.DB().Exec(`UPDATE task_sessions SET state = 'WAITING_FOR_INPUT' WHERE id = 's1'`); err != nil {
+			t.Error(err)
+		}
+		ws.SetState("s1", "WAITING_FOR_INPUT")
+		return "INTERNAL_ERROR"
+	})
+	key := firstAttempt(t, c, ws, 0)
+	res, a := rerun(t, c, 10*time.Minute, key)
+	if len(res.Plan.Resolve) != 1 {
+		t.Fatalf("the episode should resolve once the turn ended: plan %+v", res.Plan)
+	}
+	wantRetry(t, a, ws, ledger.StateDelivered, 0, 1)
+}

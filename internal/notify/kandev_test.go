@@ -49,9 +49,10 @@ func TestKandevNudges(t *testing.T) {
 	if err := c.AddMessage(ctx, "t1", "s-run", "hi", kandev.ClientMessageID("other")); err != nil {
 		t.Fatal(err)
 	}
-	// Server-side errors: an internal error retries, an unknown one does not.
+	// Server-side errors: an internal error retries (and may have followed
+	// a partial success), a refusal does not.
 	srv.SetFail(func(string) string { return "INTERNAL_ERROR" })
-	if err := c.AddMessage(ctx, "t1", "s-wait", "x", "y"); !Classify(err).Retry || kandev.Refusal(err) {
+	if err := c.AddMessage(ctx, "t1", "s-wait", "x", "y"); !Classify(err).Retry || !Classify(err).Uncertain || kandev.Refusal(err) {
 		t.Errorf("internal error verdict %+v", Classify(err))
 	}
 	srv.SetFail(func(string) string { return "NOT_FOUND" })
@@ -85,7 +86,7 @@ func TestKandevCancelWithNoAgent(t *testing.T) {
 	}
 	err = c.Cancel(context.Background(), "s1")
 	var re *kandev.RequestError
-	if !errors.As(err, &re) || re.Code != "INTERNAL_ERROR" || !re.NoAgent() || Classify(err).Retry || !kandev.Refusal(err) {
+	if !errors.As(err, &re) || re.Code != "INTERNAL_ERROR" || !re.NoAgent() || Classify(err).Retry || Classify(err).Uncertain || !kandev.Refusal(err) {
 		t.Fatalf("cancel with no agent: %v (verdict %+v)", err, Classify(err))
 	}
 	// The same words from another action are not this refusal.

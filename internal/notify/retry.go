@@ -80,7 +80,12 @@ func Classify(err error) Verdict {
 		return Verdict{Retry: retry, Uncertain: retry, Gone: se.Err == "message_not_found",
 			Frozen: se.Err == "edit_window_closed" || se.Err == "cant_update_message", Code: se.Err}
 	case errors.As(err, &ke):
-		return Verdict{Retry: ke.Retryable(), Code: ke.Code}
+		// As with Slack's internal_error, kandev's may follow a partial
+		// success: an agent.cancel whose agent did not acknowledge in time
+		// is answered INTERNAL_ERROR, yet kandev has already unblocked the
+		// turn, which then ends.
+		retry := ke.Retryable()
+		return Verdict{Retry: retry, Uncertain: retry, Code: ke.Code}
 	case errors.As(err, &kd): // before net.Error: no request left
 		return Verdict{Retry: true, Code: "connect"}
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne):
