@@ -82,8 +82,8 @@ func Classify(err error) Verdict {
 	case errors.As(err, &ke):
 		// As with Slack's internal_error, kandev's may follow a partial
 		// success: an agent.cancel whose agent did not acknowledge in time
-		// is answered INTERNAL_ERROR, yet kandev has already unblocked the
-		// turn, which then ends.
+		// is answered INTERNAL_ERROR after kandev has unblocked the turn
+		// (lifecycle.ErrCancelEscalated).
 		retry := ke.Retryable()
 		return Verdict{Retry: retry, Uncertain: retry, Code: ke.Code}
 	case errors.As(err, &kd): // before net.Error: no request left
