@@ -24,13 +24,10 @@ func cancelAndNudgeCycle(t *testing.T, settle time.Duration) (*Cycle, *kandevtes
 	c, _, _, db := testCycleDB(t, b.DS, nil)
 	ws := kandevtest.NewWSServer(map[string]string{"s1": "RUNNING"})
 	t.Cleanup(ws.Close)
-	park := func(session string) {
-		_, _ = db.DB().Exec(`UPDATE task_session_turns SET completed_at = ? WHERE task_session_id = ?`, kandevtest.TS(time.Now()), session)
-		_, _ = db.DB().Exec(`UPDATE task_sessions SET state = 'WAITING_FOR_INPUT' WHERE id = ?`, session)
-	}
-	ws.OnCancel = park
+	took := func(session string) { _ = park(db, session) } // may run after a failed test: nobody to tell
+	ws.OnCancel = took
 	if settle > 0 {
-		ws.OnCancel = func(session string) { go func() { time.Sleep(settle); park(session) }() }
+		ws.OnCancel = func(session string) { go func() { time.Sleep(settle); took(session) }() }
 	}
 	kc, err := kandev.NewClient(ws.BaseURL(), "", 5*time.Second)
 	if err != nil {
@@ -39,6 +36,16 @@ func cancelAndNudgeCycle(t *testing.T, settle time.Duration) (*Cycle, *kandevtes
 	c.Kandev = kc
 	c.Config.Policy["stalled_turn"].Steps = []config.Step{{Action: config.ActionCancelAndNudge}}
 	return c, ws, db
+}
+
+// park ends session's turns and makes it promptable in kandev's database,
+// as kandev does once a cancel took.
+func park(db *kandevtest.SQLite, session string) error {
+	if _, err := db.DB().Exec(`UPDATE task_session_turns SET completed_at = ? WHERE task_session_id = ?`, kandevtest.TS(time.Now()), session); err != nil {
+		return err
+	}
+	_, err := db.DB().Exec(`UPDATE task_sessions SET state = 'WAITING_FOR_INPUT' WHERE id = ?`, session)
+	return err
 }
 
 // TestCancelAndNudge: the turn is cancelled, watchdogd waits until kandev
@@ -192,13 +199,8 @@ func TestCancelAndNudgeNewTurnAfterTheCancel(t *testing.T) {
 	c, ws, db := cancelAndNudgeCycle(t, 0)
 	failOnce(ws, "message.add", "close")
 	key := firstAttempt(t, c, ws, 1)
-	b := kandevtest.NewBuilder(time.Now())
-	s := b.Session("s1", "Fix login", "ws", "RUNNING", time.Hour, "")
-	s.Turn("turn-2", 0, -1, "").Agent("message", 0)
-	if err := db.Write(context.Background(), kandevtest.Dataset{Turns: b.DS.Turns, Messages: b.DS.Messages}); err != nil {
-		t.Fatal(err)
-	}
-	setState(t, db, ws, "RUNNING")
+	newTurn(t, db)
+	ws.SetState("s1", "RUNNING")
 	_, a := rerun(t, c, time.Minute, key)
 	wantRetry(t, a, ws, ledger.StateSuperseded, 1, 0)
 }
@@ -340,10 +342,7 @@ func TestCancelAndNudgeCancelEscalated(t *testing.T) {
 		if action != "agent.cancel" || n.Add(1) > 1 {
 			return ""
 		}
-		if _, err := db.DB().Exec(`UPDATE task_session_turns SET completed_at = ? WHERE task_session_id = 's1'`, kandevtest.TS(time.Now())); err != nil {
-			t.Error(err)
-		}
-		if _, err := db.DB().Exec(`UPDATE task_sessions SET state = 'WAITING_FOR_INPUT' WHERE id = 's1'`); err != nil {
+		if err := park(db, "s1"); err != nil {
 			t.Error(err)
 		}
 		ws.SetState("s1", "WAITING_FOR_INPUT")
