@@ -64,10 +64,10 @@ func TestReaderFollowsKandevUpgrades(t *testing.T) {
 	}
 
 	// The upgrade drops the index the SQLite probes name.
-	if _, err := db.DB().Exec(`DROP INDEX idx_turns_session_started`); err != nil {
+	if _, err := db.DB().Exec(`DROP INDEX idx_turns_session_times`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Snapshot(ctx); err == nil || !strings.Contains(err.Error(), "idx_turns_session_started") {
+	if _, err := l.Snapshot(ctx); err == nil || !strings.Contains(err.Error(), "idx_turns_session_times") {
 		t.Fatalf("read on the dropped index: %v", err)
 	}
 	if n := queued(); n != 1 {

@@ -46,7 +46,7 @@ type Result struct {
 	Statements time.Duration
 	// FloorOpen is the floor plus D1's open-before-completed key: the
 	// floor that also reads completed_at of every turn of each active
-	// session, as any scan by the seed's rule must on kandev's indexes.
+	// session, as any scan by the seed's rule must.
 	FloorOpen time.Duration
 	// ScanIndexed and StatementsIndexed are the scan and its statements
 	// with the index recommended to kandev.
@@ -114,9 +114,10 @@ const active = `('CREATED', 'STARTING', 'RUNNING', 'IDLE', 'WAITING_FOR_INPUT')`
 // With open set it also counts each session's open turns, which makes it
 // the least a scan by the seed's rule must read on kandev's indexes: D1's
 // first key (open before completed) needs completed_at of every turn of
-// the session, and no kandev index holds it. The two are measured side by
-// side so the report shows how much of the scan's budget that key alone
-// takes.
+// the session, which only kandev's analytics index (task_session_id,
+// started_at, completed_at) holds, so it is a walk over all of them, not a
+// probe. The two are measured side by side so the report shows how much of
+// the scan's budget that key alone takes.
 func floorQuery(pg, open bool) string {
 	count := ""
 	if open {

@@ -25,7 +25,14 @@ CREATE TABLE task_session_messages (
   created_at TIMESTAMP, updated_at TIMESTAMP);
 `
 
-// indexes are kandev's secondary indexes, the same on both dialects.
+// indexes are kandev's secondary indexes, the same on both dialects: those
+// of its task store's schema, then those its analytics store creates, on
+// whichever database kandev runs, every time kandev starts
+// (apps/backend/internal/analytics/repository/sqlite/repository.go,
+// ensureStatsIndexes), on the columns modelled here. A kandev database that
+// has been opened by kandev once has both. The analytics store's turn index
+// is the one kandev index holding completed_at, which D1's first key reads
+// on every turn of an active session.
 const indexes = `
 CREATE INDEX idx_task_sessions_state ON task_sessions(state);
 CREATE INDEX idx_task_sessions_task_id ON task_sessions(task_id);
@@ -36,6 +43,11 @@ CREATE INDEX idx_messages_session ON task_session_messages(task_session_id);
 CREATE INDEX idx_messages_turn ON task_session_messages(turn_id);
 CREATE INDEX idx_messages_session_created ON task_session_messages(task_session_id, created_at);
 CREATE INDEX idx_messages_session_updated ON task_session_messages(task_session_id, updated_at);
+CREATE INDEX idx_tasks_workspace_created ON tasks(workspace_id, created_at);
+CREATE INDEX idx_tasks_updated ON tasks(workspace_id, updated_at);
+CREATE INDEX idx_sessions_task_started ON task_sessions(task_id, started_at);
+CREATE INDEX idx_turns_session_times ON task_session_turns(task_session_id, started_at, completed_at);
+CREATE INDEX idx_messages_author_type ON task_session_messages(task_session_id, author_type, type);
 `
 
 // sqliteSchema is kandevTables in a WAL-mode file, as kandev runs it.
