@@ -47,12 +47,9 @@ type Result struct {
 	// FloorOpen is the floor plus D1's open-before-completed key: the
 	// floor that also reads completed_at of every turn of each active
 	// session, as any scan by the seed's rule must.
-	FloorOpen time.Duration
-	// ScanIndexed and StatementsIndexed are the scan and its statements
-	// with the index recommended to kandev.
-	ScanIndexed, StatementsIndexed time.Duration
-	NaiveQueries                   int
-	RSSMiB                         float64
+	FloorOpen    time.Duration
+	NaiveQueries int
+	RSSMiB       float64
 	// Network is measured on PostgreSQL only, when Config.RTT is set.
 	Network *Network
 }

@@ -19,9 +19,7 @@ type database struct {
 	dialect string
 	url     string
 	// grow adds terminal history to the dataset.
-	grow func(ctx context.Context, spec kandevtest.Spec) error
-	// exec runs DDL on the dataset (the recommended index experiment).
-	exec  func(ctx context.Context, sql string) error
+	grow  func(ctx context.Context, spec kandevtest.Spec) error
 	close func()
 }
 
@@ -76,12 +74,6 @@ func (cfg Config) loadPostgres(ctx context.Context, size Size) (*database, error
 		return nil, err
 	}
 	return &database{dialect: "postgres", url: dsn, close: func() { _ = pg.Close() },
-		exec: func(ctx context.Context, q string) error {
-			if _, err := pg.Conn().Exec(ctx, q); err != nil {
-				return err
-			}
-			return pg.Analyze(ctx)
-		},
 		grow: func(ctx context.Context, s kandevtest.Spec) error {
 			if err := kandevtest.Generate(s, func(d kandevtest.Dataset) error { return pg.Write(ctx, d) }); err != nil {
 				return err
@@ -123,15 +115,6 @@ func (cfg Config) loadSQLite(ctx context.Context, size Size) (*database, error) 
 	}
 	return &database{dialect: "sqlite", url: "sqlite://" + work,
 		close: func() { _ = os.Remove(work); _ = os.Remove(work + "-wal"); _ = os.Remove(work + "-shm") },
-		exec: func(ctx context.Context, q string) error {
-			lite, err := kandevtest.OpenSQLite(work)
-			if err != nil {
-				return err
-			}
-			defer func() { _ = lite.Close() }()
-			_, err = lite.DB().ExecContext(ctx, q)
-			return err
-		},
 		grow: func(ctx context.Context, s kandevtest.Spec) error {
 			lite, err := kandevtest.OpenSQLite(work)
 			if err != nil {

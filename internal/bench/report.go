@@ -11,12 +11,12 @@ import (
 // size measured: scan/floor, naive/scan, history2x, rss_mib.
 func Print(w io.Writer, results []Result) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "size\tdialect\tsessions\tactive\tturns\tmessages\tscan\tstatements\tfloor\tnaive\tqueries\tper query\tscan/floor\tstmts/floor\tnaive/scan\thistory2x\tfloor+open\t+open/floor\tscan+idx\tstmts+idx\t+idx/floor\t")
+	fmt.Fprintln(tw, "size\tdialect\tsessions\tactive\tturns\tmessages\tscan\tstatements\tfloor\tnaive\tqueries\tper query\tscan/floor\tstmts/floor\tnaive/scan\thistory2x\tfloor+open\t+open/floor\t")
 	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t%.2f\t%.2f\t%.1f\t%.2f\t%s\t%.2f\t%s\t%s\t%.2f\t\n", r.Size, r.Dialect, r.Sessions, r.Active, r.Turns, r.Messages,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t%.2f\t%.2f\t%.1f\t%.2f\t%s\t%.2f\t\n", r.Size, r.Dialect, r.Sessions, r.Active, r.Turns, r.Messages,
 			ms(r.Scan), ms(r.Statements), ms(r.Floor), ms(r.Naive), r.NaiveQueries, us(r.Naive/time.Duration(max(r.NaiveQueries, 1))),
 			ratio(r.Scan, r.Floor), ratio(r.Statements, r.Floor), ratio(r.Naive, r.Scan), ratio(r.ScanHistory2, r.ScanHistory1),
-			ms(r.FloorOpen), ratio(r.FloorOpen, r.Floor), ms(r.ScanIndexed), ms(r.StatementsIndexed), ratio(r.StatementsIndexed, r.Floor))
+			ms(r.FloorOpen), ratio(r.FloorOpen, r.Floor))
 	}
 	_ = tw.Flush()
 	printNetwork(w, results)

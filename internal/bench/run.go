@@ -39,11 +39,6 @@ type Config struct {
 	RTT time.Duration
 }
 
-// recommendedIndex is the index docs/benchmarks.md recommends to kandev: it
-// turns the scan's visit of every turn of an active session (to find open
-// turns, D1's first key) into a probe. watchdogd never creates it.
-const recommendedIndex = "CREATE INDEX bench_open_turns ON task_session_turns (task_session_id) WHERE completed_at IS NULL"
-
 // Run measures every size on both dialects.
 func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	var out []Result
@@ -70,8 +65,7 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 
 // measure takes one row's figures on a loaded dataset: the compared figures
 // in interleaved rounds, the naive loop, the plans and peak RSS at the
-// largest size, the recommended index, and last the history growth, which
-// changes the dataset.
+// largest size, and last the history growth, which changes the dataset.
 func (cfg Config) measure(ctx context.Context, db *database, size Size, largest bool) (Result, error) {
 	res := Result{Dialect: db.dialect, Size: size.Name, Sessions: size.Sessions,
 		Turns: size.Sessions * size.TurnsPerSession, Messages: size.Sessions * size.TurnsPerSession * size.MessagesPerTurn}
@@ -120,31 +114,7 @@ func (cfg Config) measure(ctx context.Context, db *database, size Size, largest 
 		}
 		res.Network = &n
 	}
-	if err := cfg.indexed(ctx, db, raw, stmts, &res); err != nil {
-		return res, err
-	}
 	return res, cfg.history(ctx, db, r, size, &res)
-}
-
-// indexed measures the scan and its statements with the index recommended
-// to kandev, created for the measurement and dropped again.
-func (cfg Config) indexed(ctx context.Context, db *database, raw *sql.DB, stmts statements, res *Result) error {
-	if err := db.exec(ctx, recommendedIndex); err != nil {
-		return err
-	}
-	withIdx, err := kandev.Open(ctx, db.url, kandev.Options{})
-	if err != nil {
-		return err
-	}
-	ds, err := interleaved(cfg.Runs,
-		func() error { _, err := scanOnce(ctx, withIdx); return err },
-		func() error { return stmts.run(ctx, raw) })
-	_ = withIdx.Close()
-	if err != nil {
-		return err
-	}
-	res.ScanIndexed, res.StatementsIndexed = ds[0], ds[1]
-	return db.exec(ctx, "DROP INDEX bench_open_turns")
 }
 
 // history doubles the terminal history (the same active sessions, twice the
