@@ -2,7 +2,6 @@ package kandev_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,14 +16,7 @@ import (
 // same on each.
 func TestProbeIndexPrefersCompletedAt(t *testing.T) {
 	ctx := context.Background()
-	db, err := kandevtest.CreateSQLite(filepath.Join(t.TempDir(), "kandev.db"), kandevtest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = db.Close() }()
-	if err := db.Write(ctx, sessionsDataset(3)); err != nil {
-		t.Fatal(err)
-	}
+	db := load(t, dialects[0], sessionsDataset(3), kandevtest.Options{}).(*kandevtest.SQLite)
 	steps := []struct {
 		ddl, want string // want "" means no INDEXED BY at all
 	}{
