@@ -29,6 +29,18 @@ type leaseKeeper struct {
 	// the lease up, so that a standby whose scans work leads instead of
 	// waiting behind a leader that acts on nothing.
 	mayLead func() bool
+	// acquire is (*ledger.Store).AcquireLease when nil; tests hold its
+	// reply back to deliver replies out of order.
+	acquire func(*ledger.Store, context.Context, string, string, time.Duration) (ledger.Lease, bool, error)
+
+	// turn serializes renewals and releases. The keeper's timer and every
+	// cycle both renew, and a reply applied after a newer one would undo
+	// it: over a slow link a refused take costs two round trips (the
+	// upsert that changes nothing, then the read), so a later take that
+	// succeeds in one can land first, and the refusal would then end a
+	// leadership that had just begun (seen in TestHA at 40 ms: "became
+	// leader", "not leader" naming itself, "became leader").
+	turn sync.Mutex
 
 	mu        sync.Mutex
 	heldUntil time.Time
@@ -51,18 +63,28 @@ func (k *leaseKeeper) SeenCurrent() bool {
 	return k.last.Current()
 }
 
-// Renew takes or renews the lease once.
+// Renew takes or renews the lease once. It gives up after ttl: a reply
+// later than that could not extend the lease, and a renewal that hangs
+// must not hold up the cycles waiting their turn.
 func (k *leaseKeeper) Renew(ctx context.Context) {
+	k.turn.Lock()
+	defer k.turn.Unlock()
 	st := k.store()
 	if st == nil {
 		return
 	}
+	ctx, cancel := context.WithTimeout(ctx, k.ttl)
+	defer cancel()
 	if k.mayLead != nil && !k.mayLead() {
 		k.stepDown(ctx, st)
 		return
 	}
+	acquire := k.acquire
+	if acquire == nil {
+		acquire = (*ledger.Store).AcquireLease
+	}
 	sent := time.Now()
-	l, ok, err := st.AcquireLease(ctx, leaseName, k.holder, k.ttl)
+	l, ok, err := acquire(st, ctx, leaseName, k.holder, k.ttl)
 	k.mu.Lock()
 	if err != nil {
 		k.log.Warn("renew the leader lease", zap.Error(err))
@@ -127,8 +149,11 @@ func (k *leaseKeeper) Run(ctx context.Context) {
 	}
 }
 
-// Release gives the lease up (clean shutdown).
+// Release gives the lease up (clean shutdown), after any renewal in
+// flight, so that renewal cannot take the lease back.
 func (k *leaseKeeper) Release(ctx context.Context) {
+	k.turn.Lock()
+	defer k.turn.Unlock()
 	k.mu.Lock()
 	k.heldUntil = time.Time{}
 	k.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/watchdogd/watchdogd/internal/ledger"
 )
@@ -59,5 +60,69 @@ func TestLeaseStepsDown(t *testing.T) {
 	a.Renew(ctx)
 	if !a.Held() || !aLeads.Load() {
 		t.Fatal("a could not lead again once it may")
+	}
+}
+
+// TestLeaseRepliesApplyInOrder: a refusal sent while another replica's
+// lease was still current, whose reply is held back until after a later
+// renewal took the lapsed lease, must not end the leadership that renewal
+// began. Over a slow link the refusal's two round trips let exactly this
+// happen (TestHA at 40 ms logged "became leader", "not leader" naming
+// itself, "became leader"). The first reply is held until the second
+// renewal has finished or, when renewals wait their turn, for a second.
+func TestLeaseRepliesApplyInOrder(t *testing.T) {
+	st, err := ledger.Open(context.Background(), "sqlite://"+filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	ctx := context.Background()
+	if _, ok, err := st.AcquireLease(ctx, leaseName, "other", 300*time.Millisecond); err != nil || !ok {
+		t.Fatalf("the other replica's lease: held %v, %v", ok, err)
+	}
+	core, logs := observer.New(zap.InfoLevel)
+	var calls atomic.Int32
+	firstIn, hold, secondIn := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	k := &leaseKeeper{store: func() *ledger.Store { return st }, holder: "me", ttl: time.Hour, log: zap.New(core),
+		acquire: func(s *ledger.Store, ctx context.Context, name, holder string, ttl time.Duration) (ledger.Lease, bool, error) {
+			l, ok, err := s.AcquireLease(ctx, name, holder, ttl)
+			if calls.Add(1) == 1 {
+				close(firstIn)
+				<-hold
+			} else {
+				close(secondIn)
+			}
+			return l, ok, err
+		}}
+	doneA, doneB := make(chan struct{}), make(chan struct{})
+	go func() { defer close(doneA); k.Renew(ctx) }()
+	<-firstIn // refused: "other" still holds the lease
+	for {
+		l, err := st.ReadLease(ctx, leaseName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !l.Current() {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	go func() { defer close(doneB); k.Renew(ctx) }()
+	select {
+	case <-secondIn:
+		<-doneB
+	case <-time.After(time.Second):
+	}
+	close(hold)
+	<-doneA
+	<-doneB
+	if !k.Held() {
+		t.Error("the refusal, sent first and answered last, ended the leadership the later renewal began")
+	}
+	if n := logs.FilterMessage("not leader").Len(); n != 0 {
+		t.Errorf("logged %q %d times", "not leader", n)
+	}
+	if n := logs.FilterMessage("became leader").Len(); n != 1 {
+		t.Errorf("logged %q %d times, want 1", "became leader", n)
 	}
 }
