@@ -88,6 +88,7 @@ func (c *Cycle) deliverOne(ctx context.Context, run *deliveryRun, d ledger.Due) 
 		return
 	}
 	token := uuid.NewString()
+	claimed := time.Now()
 	claim, ok, err := c.Store.Claim(ctx, d.Key, c.Holder, token, c.Now(), c.Config.State.ClaimTTL)
 	if err != nil {
 		log.Error("claim action; nothing sent", zap.Error(err))
@@ -97,7 +98,7 @@ func (c *Cycle) deliverOne(ctx context.Context, run *deliveryRun, d ledger.Due) 
 		return // another process has it
 	}
 	start := time.Now()
-	out := c.attempt(ctx, run, claim, d.Episode, log)
+	out := c.attemptWithinClaim(ctx, claimed, run, claim, d.Episode, log)
 	if out.State == ledger.StateDelivered {
 		c.Metrics.ActionDelivery.WithLabelValues(d.Kind).Observe(time.Since(start).Seconds())
 	}
@@ -133,6 +134,28 @@ func (c *Cycle) deliverOne(ctx context.Context, run *deliveryRun, d ledger.Due) 
 			log.Warn("action will be retried", zap.String("err", out.Error), zap.Time("next_attempt", out.NextAttempt))
 		}
 	}
+}
+
+// errClaimEnds stops an attempt before its claim may be taken over.
+var errClaimEnds = errors.New("the attempt reached the end of its claim")
+
+// attemptWithinClaim runs attempt so that it ends before another process
+// may take the claim over (state.claim_ttl after claimed), leaving a
+// margin for its last request to land or die. Otherwise a slow attempt
+// (a cancel_and_nudge waiting up to 30 s for kandev to settle the cancel,
+// a fence and a post each as long as their timeouts) could still be
+// acting when a takeover begins, and both would act. Cut short, it is
+// retried as an attempt that may have landed: the next one looks for
+// evidence first.
+func (c *Cycle) attemptWithinClaim(ctx context.Context, claimed time.Time, run *deliveryRun, cl ledger.Claim, e ledger.Episode, log *zap.Logger) ledger.Outcome {
+	ttl := c.Config.State.ClaimTTL
+	actx, cancel := context.WithDeadlineCause(ctx, claimed.Add(ttl-min(time.Second, ttl/10)), errClaimEnds)
+	defer cancel()
+	out := c.attempt(actx, run, cl, e, log)
+	if errors.Is(context.Cause(actx), errClaimEnds) && out.State == ledger.StatePending {
+		out.Error = fmt.Sprintf("stopped before another process may take its claim over (state.claim_ttl %s): %s", ttl, out.Error)
+	}
+	return out
 }
 
 // attempt runs one claimed action and says how it ended.
