@@ -355,27 +355,3 @@ func TestCancelAndNudgeCancelEscalated(t *testing.T) {
 	}
 	wantRetry(t, a, ws, ledger.StateDelivered, 0, 1)
 }
-
-// TestCancelAndNudgeEndsWithinItsClaim: kandev takes the cancel but the
-// session stays RUNNING, so the attempt would wait up to 30 s for it to
-// settle. With state.claim_ttl at 4 s it stops before another process may
-// take the claim over (else both would act on the session), and is left
-// to retry as an attempt whose cancel may have landed, saying why.
-func TestCancelAndNudgeEndsWithinItsClaim(t *testing.T) {
-	c, ws, _ := cancelAndNudgeCycle(t, 0)
-	ws.OnCancel = nil // the session never settles
-	c.Config.State.ClaimTTL = 4 * time.Second
-	start := time.Now()
-	key := firstAttempt(t, c, ws, 1)
-	if took := time.Since(start); took > 15*time.Second {
-		t.Fatalf("the attempt ran %s with a claim of %s", took, c.Config.State.ClaimTTL)
-	}
-	a, err := c.Store.Action(context.Background(), key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a.State != ledger.StatePending || !a.Uncertain || !strings.Contains(a.Error, "state.claim_ttl 4s") {
-		t.Fatalf("action %s uncertain=%v (%s): want pending, uncertain, naming state.claim_ttl", a.State, a.Uncertain, a.Error)
-	}
-	t.Logf("retry: %s", a.Error)
-}

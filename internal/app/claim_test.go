@@ -1,0 +1,73 @@
+package app
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/slacktest"
+)
+
+// TestSlackAttemptEndsWithinItsClaim: Slack takes the first post but
+// answers only after 3 s, past the end of a 2 s claim. The attempt stops
+// before another process may take the claim over, and is retried as one
+// that may have landed: the retry finds the post in the channel's history
+// and settles from it, so the message goes out once. (Without the
+// deadline the attempt waits out the answer and is delivered at once.)
+func TestSlackAttemptEndsWithinItsClaim(t *testing.T) {
+	c, srv, _ := testCycle(t, oneStall().DS, nil)
+	c.Config.State.ClaimTTL = 2 * time.Second
+	srv.SetFault(func(method string, _ int) slacktest.Fault {
+		if method == "chat.postMessage" {
+			return slacktest.Fault{Delay: 3 * time.Second, Record: true} // landed, answered late
+		}
+		return slacktest.Fault{}
+	})
+	res, err := c.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Counts["retried"] != 1 || len(srv.Messages()) != 1 {
+		t.Fatalf("first cycle: outcomes %v, %d messages: want one retry of a post that landed", res.Counts, len(srv.Messages()))
+	}
+	key := res.Plan.Actions[0].Key
+	a, err := c.Store.Action(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.State != ledger.StatePending || !a.Uncertain || !strings.Contains(a.Error, "state.claim_ttl 2s") {
+		t.Fatalf("action %s uncertain=%v (%s): want pending, uncertain, naming state.claim_ttl", a.State, a.Uncertain, a.Error)
+	}
+	srv.SetFault(nil)
+	_, a = rerun(t, c, 10*time.Minute, key)
+	if a.State != ledger.StateDelivered || len(srv.Messages()) != 1 || srv.Calls("chat.postMessage") != 1 {
+		t.Fatalf("retry: action %s (%s), %d messages, %d posts: want delivered from evidence, one post",
+			a.State, a.Error, len(srv.Messages()), srv.Calls("chat.postMessage"))
+	}
+}
+
+// TestCancelAndNudgeEndsWithinItsClaim: kandev takes the cancel but the
+// session stays RUNNING, so the attempt would wait up to 30 s for it to
+// settle. With state.claim_ttl at 4 s it stops before another process may
+// take the claim over (else both would act on the session), and is left
+// to retry as an attempt whose cancel may have landed, saying why.
+func TestCancelAndNudgeEndsWithinItsClaim(t *testing.T) {
+	c, ws, _ := cancelAndNudgeCycle(t, 0)
+	ws.OnCancel = nil // the session never settles
+	c.Config.State.ClaimTTL = 4 * time.Second
+	start := time.Now()
+	key := firstAttempt(t, c, ws, 1)
+	if took := time.Since(start); took > 15*time.Second {
+		t.Fatalf("the attempt ran %s with a claim of %s", took, c.Config.State.ClaimTTL)
+	}
+	a, err := c.Store.Action(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.State != ledger.StatePending || !a.Uncertain || !strings.Contains(a.Error, "state.claim_ttl 4s") {
+		t.Fatalf("action %s uncertain=%v (%s): want pending, uncertain, naming state.claim_ttl", a.State, a.Uncertain, a.Error)
+	}
+	t.Logf("retry: %s", a.Error)
+}
