@@ -136,8 +136,9 @@ func (c *Cycle) deliverOne(ctx context.Context, run *deliveryRun, d ledger.Due) 
 	}
 }
 
-// errClaimEnds stops an attempt before its claim may be taken over.
-var errClaimEnds = errors.New("the attempt reached the end of its claim")
+// errClaimEnds stops an attempt before its claim may be taken over. It is
+// a deadline, so that whatever a client wraps it in classifies as one.
+var errClaimEnds = fmt.Errorf("the attempt reached the end of its claim (%w)", context.DeadlineExceeded)
 
 // attemptWithinClaim runs attempt so that it ends before another process
 // may take the claim over (state.claim_ttl after claimed), leaving a
