@@ -4,9 +4,13 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/watchdogd/watchdogd/internal/config"
+	"github.com/watchdogd/watchdogd/internal/kandev"
+	"github.com/watchdogd/watchdogd/internal/kandevtest"
 	"github.com/watchdogd/watchdogd/internal/ledger"
 	"github.com/watchdogd/watchdogd/internal/slacktest"
 )
@@ -73,4 +77,87 @@ func cutAtClaimsEnd(t *testing.T, c *Cycle, key string) {
 		t.Fatalf("action %s uncertain=%v (%s): want pending, uncertain, naming %s", a.State, a.Uncertain, a.Error, want)
 	}
 	t.Logf("retry: %s", a.Error)
+}
+
+// TestNudgeEndsWithinItsClaim: kandev takes a nudge but answers only after
+// 3 s, past the end of a 2 s claim (the client's own timeout is 5 s). The
+// attempt stops before the claim may be taken over and is left owed as one
+// that may have landed; the retry sends the same client_message_id, which
+// kandev deduplicates, so the agent gets one message.
+func TestNudgeEndsWithinItsClaim(t *testing.T) {
+	c, _, _ := testCycle(t, oneQuestion().DS, nil)
+	ws := kandevtest.NewWSServer(map[string]string{"s1": "WAITING_FOR_INPUT"})
+	t.Cleanup(ws.Close)
+	kc, err := kandev.NewClient(ws.BaseURL(), "", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Kandev = kc
+	c.Config.Policy["unanswered_clarification"].Steps = []config.Step{{Action: config.ActionNudge}}
+	c.Config.State.ClaimTTL = 2 * time.Second
+	var slow atomic.Bool
+	slow.Store(true)
+	ws.OnMessage = func(kandevtest.WSMessage) { // taken, answered late
+		if slow.Load() {
+			time.Sleep(3 * time.Second)
+		}
+	}
+	res, err := c.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Counts["retried"] != 1 || len(ws.Messages()) != 1 {
+		t.Fatalf("first cycle: outcomes %v, %d kandev messages: want one retry of a nudge that landed", res.Counts, len(ws.Messages()))
+	}
+	key := res.Plan.Actions[0].Key
+	cutAtClaimsEnd(t, c, key)
+	slow.Store(false)
+	_, a := rerun(t, c, 10*time.Minute, key)
+	if a.State != ledger.StateDelivered || len(ws.Messages()) != 1 || ws.Duplicates() != 1 {
+		t.Fatalf("retry: action %s (%s), %d kandev messages, %d deduplicated: want delivered, one message, one replay deduplicated",
+			a.State, a.Error, len(ws.Messages()), ws.Duplicates())
+	}
+}
+
+// TestSlackUpdateEndsWithinItsClaim: the episode cleared and Slack takes
+// the edit of its first message but answers only after 3 s, past the end of
+// a 2 s claim. The attempt stops in time and the edit stays owed; the retry
+// edits again (an edit to the same text is harmless), so the message ends
+// saying the problem cleared.
+func TestSlackUpdateEndsWithinItsClaim(t *testing.T) {
+	c, srv, _, db := testCycleDB(t, oneStall().DS, nil)
+	c.Config.State.ClaimTTL = 2 * time.Second
+	ctx := context.Background()
+	if _, err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.DB().Exec(`UPDATE task_session_turns SET completed_at = ? WHERE id = 'turn-1'`, kandevtest.TS(time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	srv.SetFault(func(method string, _ int) slacktest.Fault {
+		if method == "chat.update" {
+			return slacktest.Fault{Delay: 3 * time.Second, Record: true}
+		}
+		return slacktest.Fault{}
+	})
+	res, err := c.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Plan.Resolve) != 1 || res.Counts["retried"] != 1 {
+		t.Fatalf("second cycle: resolve %v, outcomes %v: want the edit retried", res.Plan.Resolve, res.Counts)
+	}
+	key := ""
+	for _, a := range res.Plan.Actions {
+		if a.Kind == ledger.KindSlackUpdate {
+			key = a.Key
+		}
+	}
+	cutAtClaimsEnd(t, c, key)
+	srv.SetFault(nil)
+	_, a := rerun(t, c, 10*time.Minute, key)
+	msgs := srv.Messages()
+	if a.State != ledger.StateDelivered || len(msgs) != 1 || srv.Calls("chat.postMessage") != 1 || msgs[0].Edits != 2 {
+		t.Fatalf("retry: action %s (%s), messages %+v: want delivered, the one message edited twice", a.State, a.Error, msgs)
+	}
 }
