@@ -57,20 +57,31 @@ func (r *Reader) messagesOf(ctx context.Context, tx *sql.Tx, snap *Snapshot, ses
 	}
 	defer func() { _ = rows.Close() }()
 	var again []int
+	var n int64
+	var probe, newestType, list sql.NullString
+	var newest stamp
+	dest := []any{&n, &probe}
+	if r.dialect == authority.Postgres {
+		dest = []any{&n, &newest, &newestType, &list}
+	}
 	for rows.Next() {
-		var n int64
-		var probe sql.NullString
-		if err := rows.Scan(&n, &probe); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return nil, r.wrap("read current-turn messages", err)
 		}
 		if n < 0 || n >= int64(len(owner)) {
 			return nil, r.wrap("read current-turn messages", fmt.Errorf("turn position %d of %d", n, len(owner)))
 		}
-		if !probe.Valid {
+		i := owner[n]
+		var msgs []Message
+		var unorderable bool
+		switch {
+		case r.dialect == authority.Postgres:
+			msgs, err = r.messagesFrom(snap, newest, nullPtr(newestType), list)
+		case probe.Valid:
+			msgs, unorderable, err = r.decodeMessages(snap, probe.String)
+		default:
 			continue
 		}
-		i := owner[n]
-		msgs, unorderable, err := r.decodeMessages(snap, probe.String)
 		if err != nil {
 			return nil, r.wrap("read current-turn messages", err)
 		}
@@ -92,10 +103,10 @@ func (r *Reader) messagesOf(ctx context.Context, tx *sql.Tx, snap *Snapshot, ses
 	return again, nil
 }
 
-// decodeMessages reads one turn's probe: [newest plain agent updated_at,
-// its type, [[id, author, type, content, metadata, created_at,
-// updated_at]…]], and SQLite's "1" when an update could not be ordered
-// (then the rest is not decoded: the turn is read again).
+// decodeMessages reads one turn's probe on SQLite: [newest plain agent
+// updated_at, its type, [[id, author, type, content, metadata, created_at,
+// updated_at]…]], and "1" when an update could not be ordered (then the
+// rest is not decoded: the turn is read again).
 func (r *Reader) decodeMessages(snap *Snapshot, probe string) (_ []Message, unorderable bool, _ error) {
 	v, err := parseProbe(probe)
 	if err == nil && len(v.arr) != 3 && len(v.arr) != 4 {
@@ -107,18 +118,42 @@ func (r *Reader) decodeMessages(snap *Snapshot, probe string) (_ []Message, unor
 	if len(v.arr) == 4 && v.arr[3].str != nil {
 		return nil, true, nil
 	}
-	var out []Message
+	var newest stamp
 	if at := v.arr[0].str; at != nil {
-		m := Message{Author: "agent", UpdatedAt: parseStamp(snap, at), Type: deref(v.arr[1].str)}
-		out = append(out, m)
+		newest = stamp{valid: true, text: *at}
 	}
-	rows, err := v.arr[2].stringLists()
+	msgs, err := r.messages(snap, newest, v.arr[1].str, v.arr[2])
+	return msgs, false, err
+}
+
+// messagesFrom reads one turn's columns on PostgreSQL: the newest plain
+// agent update's instant and type, and the rows as a JSON list (NULL: none).
+func (r *Reader) messagesFrom(snap *Snapshot, newest stamp, newestType *string, list sql.NullString) ([]Message, error) {
+	var rows jval
+	if list.Valid {
+		var err error
+		if rows, err = parseProbe(list.String); err != nil {
+			return nil, fmt.Errorf("decode messages %.200q: %w", list.String, err)
+		}
+	}
+	return r.messages(snap, newest, newestType, rows)
+}
+
+// messages builds a turn's messages: the newest plain agent update, if
+// any, then the rows the rules read, each [id, author, type, content,
+// metadata, created_at, updated_at].
+func (r *Reader) messages(snap *Snapshot, newest stamp, newestType *string, list jval) ([]Message, error) {
+	var out []Message
+	if newest.valid {
+		out = append(out, Message{Author: "agent", UpdatedAt: newest.time(snap), Type: deref(newestType)})
+	}
+	rows, err := list.stringLists()
 	if err != nil {
-		return nil, false, fmt.Errorf("decode messages: %w", err)
+		return nil, fmt.Errorf("decode messages: %w", err)
 	}
 	for _, a := range rows {
 		if len(a) != 7 || a[0] == nil {
-			return nil, false, fmt.Errorf("decode messages: want 7 fields")
+			return nil, fmt.Errorf("decode messages: want 7 fields")
 		}
 		m := Message{ID: *a[0], Meta: authority.ParseMetadata(r.dialect, a[4]),
 			CreatedAt: parseStamp(snap, a[5]), UpdatedAt: parseStamp(snap, a[6])}
@@ -136,5 +171,5 @@ func (r *Reader) decodeMessages(snap *Snapshot, probe string) (_ []Message, unor
 		}
 		return strings.Compare(a.ID, b.ID)
 	})
-	return out, false, nil
+	return out, nil
 }
