@@ -22,20 +22,28 @@ func cancelAndNudgeCycle(t *testing.T, settle time.Duration) (*Cycle, *kandevtes
 	t.Helper()
 	b := oneStall()
 	c, _, _, db := testCycleDB(t, b.DS, nil)
-	ws := kandevtest.NewWSServer(map[string]string{"s1": "RUNNING"})
-	t.Cleanup(ws.Close)
+	ws := kandevAPI(t, c, map[string]string{"s1": "RUNNING"})
 	took := func(session string) { _ = park(db, session) } // may run after a failed test: nobody to tell
 	ws.OnCancel = took
 	if settle > 0 {
 		ws.OnCancel = func(session string) { go func() { time.Sleep(settle); took(session) }() }
 	}
+	c.Config.Policy["stalled_turn"].Steps = []config.Step{{Action: config.ActionCancelAndNudge}}
+	return c, ws, db
+}
+
+// kandevAPI points c's nudges at a kandev WebSocket server whose sessions
+// are in states, through the real client (5 s timeout).
+func kandevAPI(t *testing.T, c *Cycle, states map[string]string) *kandevtest.WSServer {
+	t.Helper()
+	ws := kandevtest.NewWSServer(states)
+	t.Cleanup(ws.Close)
 	kc, err := kandev.NewClient(ws.BaseURL(), "", 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.Kandev = kc
-	c.Config.Policy["stalled_turn"].Steps = []config.Step{{Action: config.ActionCancelAndNudge}}
-	return c, ws, db
+	return ws
 }
 
 // park ends session's turns and makes it promptable in kandev's database,

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/config"
-	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
 	"github.com/watchdogd/watchdogd/internal/ledger"
 	"github.com/watchdogd/watchdogd/internal/slacktest"
@@ -86,13 +85,7 @@ func cutAtClaimsEnd(t *testing.T, c *Cycle, key string) {
 // kandev deduplicates, so the agent gets one message.
 func TestNudgeEndsWithinItsClaim(t *testing.T) {
 	c, _, _ := testCycle(t, oneQuestion().DS, nil)
-	ws := kandevtest.NewWSServer(map[string]string{"s1": "WAITING_FOR_INPUT"})
-	t.Cleanup(ws.Close)
-	kc, err := kandev.NewClient(ws.BaseURL(), "", 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Kandev = kc
+	ws := kandevAPI(t, c, map[string]string{"s1": "WAITING_FOR_INPUT"})
 	c.Config.Policy["unanswered_clarification"].Steps = []config.Step{{Action: config.ActionNudge}}
 	c.Config.State.ClaimTTL = 2 * time.Second
 	var slow atomic.Bool

@@ -65,12 +65,16 @@ func ts(d authority.Dialect, col string) string {
 // badExpr names a turn whose metadata the dialect cannot parse. On SQLite
 // it tests json_valid; on PostgreSQL it forces the ::jsonb cast (the
 // condition can never hold), so a malformed value fails the statement and
-// sends the snapshot down the fallback path, which counts in Go.
-func badExpr(d authority.Dialect, alias string) string {
-	if d == authority.SQLite {
-		return fmt.Sprintf("CASE WHEN %[1]s.metadata IS NOT NULL AND NOT json_valid(%[1]s.metadata) THEN %[1]s.id END", alias)
+// sends the snapshot down the fallback path, which counts in Go. only, if
+// set, is a condition the turn must meet to be tested at all.
+func badExpr(d authority.Dialect, alias, only string) string {
+	if only != "" {
+		only += " AND "
 	}
-	return fmt.Sprintf("CASE WHEN %[1]s.metadata IS NOT NULL AND (%[1]s.metadata)::jsonb IS NULL THEN %[1]s.id END", alias)
+	if d == authority.SQLite {
+		return fmt.Sprintf("CASE WHEN %[2]s%[1]s.metadata IS NOT NULL AND NOT json_valid(%[1]s.metadata) THEN %[1]s.id END", alias, only)
+	}
+	return fmt.Sprintf("CASE WHEN %[2]s%[1]s.metadata IS NOT NULL AND (%[1]s.metadata)::jsonb IS NULL THEN %[1]s.id END", alias, only)
 }
 
 // sessionsQuery is the fast path: every active session of non-archived
@@ -113,28 +117,26 @@ func sessionsQuery(d authority.Dialect, hasQueued, oneTask bool, probeIndex stri
 	if d == authority.Postgres {
 		arr, agg, elem = "json_build_array", "json_agg", "(f.kandev_turn::json ->> 4) = 'true'"
 	}
-	openBad := badExpr(d, "tu")
+	kandevCols := fmt.Sprintf("%s(tu.id, %s, %s, %s, CAST(%s AS TEXT))%s", arr, ts(d, "tu.started_at"), ts(d, "tu.completed_at"),
+		badExpr(d, "tu", ""), authority.FlagSQL(d, "tu.metadata", authority.KeyLifecycleOnly), textCast(d))
+	var kandevView, kandevJoin, openOnly string
 	if d == authority.Postgres {
-		// kandev's turn is usually the open one, and its own column already
-		// forces its metadata through ::jsonb: parsing it twice cost 3–8 %
-		// of the sessions statement (benchmark, medium and large).
-		openBad = strings.Replace(openBad, "CASE WHEN ", "CASE WHEN tu.id IS DISTINCT FROM k.id AND ", 1)
+		// kandev's view is a LATERAL join rather than a column, so that the
+		// open-turn probe can name its turn (k.id) and leave its metadata
+		// alone: that turn is usually the open one, and its own column
+		// already forces it through ::jsonb. Parsing it twice cost 3–8 % of
+		// the sessions statement (benchmark, medium and large).
+		kandevView, openOnly = "k.turn", "tu.id IS DISTINCT FROM k.id"
+		kandevJoin = fmt.Sprintf(` LEFT JOIN LATERAL (SELECT tu.id, %s AS turn FROM task_session_turns tu
+       WHERE tu.task_session_id = a.session_id AND %s ORDER BY %s LIMIT 1) k ON true`, kandevCols, kandevPred("tu"), korder)
+	} else {
+		kandevView = newestProbe(d, kandevCols, hint, "a.session_id", kandevPred, korder)
 	}
 	open := fmt.Sprintf(`(SELECT %[1]s(%[2]s(tu.id, %[3]s, %[4]s, %[5]s))%[6]s FROM task_session_turns tu
        WHERE tu.task_session_id = a.session_id AND tu.completed_at IS NULL AND %[7]s)`,
-		agg, arr, ts(d, "tu.started_at"), ts(d, "tu.created_at"), openBad, textCast(d), pred)
-	kandevCols := fmt.Sprintf("%s(tu.id, %s, %s, %s, CAST(%s AS TEXT))%s", arr, ts(d, "tu.started_at"), ts(d, "tu.completed_at"),
-		badExpr(d, "tu"), authority.FlagSQL(d, "tu.metadata", authority.KeyLifecycleOnly), textCast(d))
-	kandevView, kandevJoin := newestProbe(d, kandevCols, hint, "a.session_id", kandevPred, korder), ""
-	if d == authority.Postgres {
-		// A LATERAL join rather than a column, so that the open-turn probe
-		// can name kandev's turn (k.id).
-		kandevView = "k.turn"
-		kandevJoin = fmt.Sprintf(` LEFT JOIN LATERAL (SELECT tu.id, %s AS turn FROM task_session_turns tu
-       WHERE tu.task_session_id = a.session_id AND %s ORDER BY %s LIMIT 1) k ON true`, kandevCols, kandevPred("tu"), korder)
-	}
+		agg, arr, ts(d, "tu.started_at"), ts(d, "tu.created_at"), badExpr(d, "tu", openOnly), textCast(d), pred)
 	current := fmt.Sprintf("CASE WHEN %s THEN %s END", elem, newestProbe(d,
-		fmt.Sprintf("%s(tu.id, %s, %s, %s)%s", arr, ts(d, "tu.started_at"), ts(d, "tu.completed_at"), badExpr(d, "tu"), textCast(d)),
+		fmt.Sprintf("%s(tu.id, %s, %s, %s)%s", arr, ts(d, "tu.started_at"), ts(d, "tu.completed_at"), badExpr(d, "tu", ""), textCast(d)),
 		hint, "f.session_id", rulePred, newest))
 	qjoin, qcol := queuedJoin(hasQueued)
 	qjoin = strings.ReplaceAll(qjoin, "r.session_id", "f.session_id")
