@@ -127,8 +127,7 @@ func sessionsQuery(d authority.Dialect, hasQueued, oneTask bool, probeIndex stri
 		// already forces it through ::jsonb. Parsing it twice cost 3–8 % of
 		// the sessions statement (benchmark, medium and large).
 		kandevView, openOnly = "k.turn", "tu.id IS DISTINCT FROM k.id"
-		kandevJoin = fmt.Sprintf(` LEFT JOIN LATERAL (SELECT tu.id, %s AS turn FROM task_session_turns tu
-       WHERE tu.task_session_id = a.session_id AND %s ORDER BY %s LIMIT 1) k ON true`, kandevCols, kandevPred("tu"), korder)
+		kandevJoin = " LEFT JOIN LATERAL " + newestProbe(d, "tu.id, "+kandevCols+" AS turn", hint, "a.session_id", kandevPred, korder) + " k ON true"
 	} else {
 		kandevView = newestProbe(d, kandevCols, hint, "a.session_id", kandevPred, korder)
 	}
