@@ -113,41 +113,63 @@ func sessionsQuery(d authority.Dialect, hasQueued, oneTask bool, probeIndex stri
 	}
 	kandevPred := func(alias string) string { p, _ := authority.KandevFragments(d, alias); return p }
 	rulePred := func(alias string) string { p, _ := authority.Fragments(d, alias); return p }
-	arr, agg, elem := "json_array", "json_group_array", "json_extract(f.kandev_turn, '$[4]') = '1'"
+	arr, agg := "json_array", "json_group_array"
 	if d == authority.Postgres {
-		arr, agg, elem = "json_build_array", "json_agg", "(f.kandev_turn::json ->> 4) = 'true'"
+		arr, agg = "json_build_array", "json_agg"
 	}
+	lifecycle := authority.FlagSQL(d, "tu.metadata", authority.KeyLifecycleOnly)
 	kandevCols := fmt.Sprintf("%s(tu.id, %s, %s, %s, CAST(%s AS TEXT))%s", arr, ts(d, "tu.started_at"), ts(d, "tu.completed_at"),
-		badExpr(d, "tu", ""), authority.FlagSQL(d, "tu.metadata", authority.KeyLifecycleOnly), textCast(d))
-	var kandevView, kandevJoin, openOnly string
+		badExpr(d, "tu", ""), lifecycle, textCast(d))
+	// On PostgreSQL the open-turn probe names kandev's turn (k.id) and
+	// leaves its metadata alone: that turn is usually the open one, and its
+	// own column already forces it through ::jsonb. Parsing it twice cost
+	// 3–8 % of the sessions statement (benchmark, medium and large).
+	openOnly := ""
 	if d == authority.Postgres {
-		// kandev's view is a LATERAL join rather than a column, so that the
-		// open-turn probe can name its turn (k.id) and leave its metadata
-		// alone: that turn is usually the open one, and its own column
-		// already forces it through ::jsonb. Parsing it twice cost 3–8 % of
-		// the sessions statement (benchmark, medium and large).
-		kandevView, openOnly = "k.turn", "tu.id IS DISTINCT FROM k.id"
-		kandevJoin = " LEFT JOIN LATERAL " + newestProbe(d, "tu.id, "+kandevCols+" AS turn", hint, "a.session_id", kandevPred, korder) + " k ON true"
-	} else {
-		kandevView = newestProbe(d, kandevCols, hint, "a.session_id", kandevPred, korder)
+		openOnly = "tu.id IS DISTINCT FROM k.id"
 	}
 	open := fmt.Sprintf(`(SELECT %[1]s(%[2]s(tu.id, %[3]s, %[4]s, %[5]s))%[6]s FROM task_session_turns tu
        WHERE tu.task_session_id = a.session_id AND tu.completed_at IS NULL AND %[7]s)`,
 		agg, arr, ts(d, "tu.started_at"), ts(d, "tu.created_at"), badExpr(d, "tu", openOnly), textCast(d), pred)
-	current := fmt.Sprintf("CASE WHEN %s THEN %s END", elem, newestProbe(d,
-		fmt.Sprintf("%s(tu.id, %s, %s, %s)%s", arr, ts(d, "tu.started_at"), ts(d, "tu.completed_at"), badExpr(d, "tu", ""), textCast(d)),
-		hint, "f.session_id", rulePred, newest))
+	conversational := func(isLifecycle, session string) string {
+		return fmt.Sprintf("CASE WHEN %s THEN %s END", isLifecycle, newestProbe(d,
+			fmt.Sprintf("%s(tu.id, %s, %s, %s)%s", arr, ts(d, "tu.started_at"), ts(d, "tu.completed_at"), badExpr(d, "tu", ""), textCast(d)),
+			hint, session, rulePred, newest))
+	}
 	qjoin, qcol := queuedJoin(hasQueued)
-	qjoin = strings.ReplaceAll(qjoin, "r.session_id", "f.session_id")
-	return fmt.Sprintf(`WITH %s,
+	if d == authority.Postgres {
+		kandev := newestProbe(d, "tu.id, "+kandevCols+" AS turn, "+lifecycle+" AS lifecycle", hint, "a.session_id", kandevPred, korder)
+		return fmt.Sprintf(postgresSessions, activeCTE(d, oneTask), qcol, open, conversational("k.lifecycle", "a.session_id"), kandev,
+			strings.ReplaceAll(qjoin, "r.session_id", "a.session_id"))
+	}
+	return fmt.Sprintf(sqliteSessions, activeCTE(d, oneTask), open, newestProbe(d, kandevCols, hint, "a.session_id", kandevPred, korder), qcol,
+		conversational("json_extract(f.kandev_turn, '$[4]') = '1'", "f.session_id"), strings.ReplaceAll(qjoin, "r.session_id", "f.session_id"))
+}
+
+// postgresSessions is the sessions statement's frame on PostgreSQL: the
+// active sessions, the queued count, the open turns, kandev's view and the
+// conversational probe. kandev's view is a LATERAL join, whose lifecycle
+// flag, a column of its own, decides the conversational probe in the same
+// SELECT: no materialized CTE (which spilled to a temp file at the
+// benchmark's large size) and no second parse of the view's JSON. That was
+// 6–7 % of the statement at the medium size (interleaved rounds).
+const postgresSessions = `WITH %s
+SELECT a.session_id, a.task_id, a.state, a.is_primary, a.session_started_at, a.title, a.workspace_id, a.task_metadata,
+       %s AS queued, %s AS open_turns, k.turn AS kandev_turn, %s AS conversational_turn
+FROM active a LEFT JOIN LATERAL %s k ON true
+%s`
+
+// sqliteSessions is the same frame on SQLite, where kandev's view is a
+// column: the materialized CTE holds it, so that the conversational probe
+// reads its lifecycle flag instead of probing it again.
+const sqliteSessions = `WITH %s,
 probed AS MATERIALIZED (
-  SELECT a.*, %s AS open_turns, %s AS kandev_turn FROM active a%s
+  SELECT a.*, %s AS open_turns, %s AS kandev_turn FROM active a
 )
 SELECT f.session_id, f.task_id, f.state, f.is_primary, f.session_started_at, f.title, f.workspace_id, f.task_metadata,
        %s AS queued, f.open_turns, f.kandev_turn, %s AS conversational_turn
 FROM probed f
-%s`, activeCTE(d, oneTask), open, kandevView, kandevJoin, qcol, current, qjoin)
-}
+%s`
 
 // newestProbe selects cols from a session's newest turn (alias tu) that
 // satisfies pred, by D1 keys 2–4 (order).
