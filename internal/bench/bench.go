@@ -36,9 +36,10 @@ type Result struct {
 	Dialect, Size                     string
 	Sessions, Active, Turns, Messages int
 	Scan, Floor, Naive                time.Duration
-	// ScanHistory1 and ScanHistory2 are the scan right before and right
-	// after the terminal history was doubled: history2x compares the two
-	// neighbours, not the scan measured minutes earlier beside the floor.
+	// ScanHistory1 and ScanHistory2 are the scan of the dataset and of a
+	// copy of it with the terminal history doubled, timed in interleaved
+	// rounds: history2x compares the two, not the scan measured minutes
+	// earlier beside the floor.
 	ScanHistory1, ScanHistory2 time.Duration
 	// Statements is the scan's two statements alone, run on the floor's
 	// connection with their rows drained but not decoded: the SQL cost,

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
 )
@@ -18,8 +19,11 @@ const generatorVersion = "v3"
 type database struct {
 	dialect string
 	url     string
-	// grow adds terminal history to the dataset.
-	grow  func(ctx context.Context, spec kandevtest.Spec) error
+	// grown returns a copy of the dataset with spec's terminal history
+	// added, leaving this one as it is, so that the scan can be timed on
+	// both in interleaved rounds. Nothing may be connected to this dataset
+	// while it is copied.
+	grown func(ctx context.Context, spec kandevtest.Spec) (*database, error)
 	close func()
 }
 
@@ -73,12 +77,28 @@ func (cfg Config) loadPostgres(ctx context.Context, size Size) (*database, error
 	if err := fill(ctx, spec, pg); err != nil {
 		return nil, err
 	}
-	return &database{dialect: "postgres", url: dsn, close: func() { _ = pg.Close() },
-		grow: func(ctx context.Context, s kandevtest.Spec) error {
-			if err := kandevtest.Generate(s, func(d kandevtest.Dataset) error { return pg.Write(ctx, d) }); err != nil {
-				return err
+	var closeOnce sync.Once
+	closeWriter := func() { closeOnce.Do(func() { _ = pg.Close() }) }
+	return &database{dialect: "postgres", url: dsn, close: closeWriter,
+		grown: func(ctx context.Context, s kandevtest.Spec) (*database, error) {
+			closeWriter() // a template database must have no other connection
+			copyDSN, err := cfg.PG.CopyDatabase(ctx, dsn, "bench_"+size.Name+"_grown")
+			if err != nil {
+				return nil, err
 			}
-			return pg.Analyze(ctx)
+			grown, err := kandevtest.OpenPostgres(ctx, copyDSN)
+			if err != nil {
+				return nil, err
+			}
+			if err := kandevtest.Generate(s, func(d kandevtest.Dataset) error { return grown.Write(ctx, d) }); err != nil {
+				_ = grown.Close()
+				return nil, err
+			}
+			if err := grown.Analyze(ctx); err != nil {
+				_ = grown.Close()
+				return nil, err
+			}
+			return &database{dialect: "postgres", url: copyDSN, close: func() { _ = grown.Close() }}, nil
 		}}, nil
 }
 
@@ -108,19 +128,48 @@ func (cfg Config) loadSQLite(ctx context.Context, size Size) (*database, error) 
 		if err := os.Rename(tmp, base); err != nil {
 			return nil, err
 		}
+		pruneCache(cfg.CacheDir, size.Name, base)
 	}
 	work := filepath.Join(cfg.CacheDir, "work-"+size.Name+".db")
 	if err := exec.CommandContext(ctx, "cp", base, work).Run(); err != nil {
 		return nil, err
 	}
-	return &database{dialect: "sqlite", url: "sqlite://" + work,
-		close: func() { _ = os.Remove(work); _ = os.Remove(work + "-wal"); _ = os.Remove(work + "-shm") },
-		grow: func(ctx context.Context, s kandevtest.Spec) error {
-			lite, err := kandevtest.OpenSQLite(work)
+	return &database{dialect: "sqlite", url: "sqlite://" + work, close: func() { removeSQLite(work) },
+		grown: func(ctx context.Context, s kandevtest.Spec) (*database, error) {
+			grown := filepath.Join(cfg.CacheDir, "work-"+size.Name+"-grown.db")
+			if err := exec.CommandContext(ctx, "cp", work, grown).Run(); err != nil {
+				return nil, err
+			}
+			db := &database{dialect: "sqlite", url: "sqlite://" + grown, close: func() { removeSQLite(grown) }}
+			lite, err := kandevtest.OpenSQLite(grown)
 			if err != nil {
-				return err
+				db.close()
+				return nil, err
 			}
 			defer func() { _ = lite.Close() }()
-			return kandevtest.Generate(s, func(d kandevtest.Dataset) error { return lite.Write(ctx, d) })
+			if err := kandevtest.Generate(s, func(d kandevtest.Dataset) error { return lite.Write(ctx, d) }); err != nil {
+				db.close()
+				return nil, err
+			}
+			return db, nil
 		}}, nil
+}
+
+// pruneCache removes the size's datasets of other days and generator
+// versions, which a new one replaces: each large file is gigabytes, and
+// one a day would fill the disk of a machine that benchmarks daily.
+func pruneCache(dir, size, keep string) {
+	old, _ := filepath.Glob(filepath.Join(dir, size+"-*.db*"))
+	for _, path := range old {
+		if path != keep {
+			_ = os.Remove(path)
+		}
+	}
+}
+
+// removeSQLite removes a database file and its WAL files.
+func removeSQLite(path string) {
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		_ = os.Remove(path + suffix)
+	}
 }

@@ -123,6 +123,15 @@ func CreatePostgres(ctx context.Context, dsn string, opts Options) (*Postgres, e
 	return &Postgres{DSN: dsn, conn: conn}, nil
 }
 
+// OpenPostgres connects to a database that already holds kandev's tables.
+func OpenPostgres(ctx context.Context, dsn string) (*Postgres, error) {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("connect to test PostgreSQL: %w", err)
+	}
+	return &Postgres{DSN: dsn, conn: conn}, nil
+}
+
 // URL is the database URL watchdogd takes for this database.
 func (p *Postgres) URL() string { return p.DSN }
 

@@ -161,13 +161,32 @@ func (s *Server) DSN(db string) string {
 
 // NewDatabase creates an empty database and returns its URL.
 func (s *Server) NewDatabase(ctx context.Context, prefix string) (string, error) {
+	return s.createDatabase(ctx, prefix, "")
+}
+
+// CopyDatabase creates a database as a copy of the one at dsn (its
+// template), and returns the copy's URL. Nothing may be connected to the
+// original while it is copied.
+func (s *Server) CopyDatabase(ctx context.Context, dsn, prefix string) (string, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return "", fmt.Errorf("copy database: %w", err)
+	}
+	return s.createDatabase(ctx, prefix, cfg.Database)
+}
+
+func (s *Server) createDatabase(ctx context.Context, prefix, template string) (string, error) {
 	name := fmt.Sprintf("%s_%d_%d", prefix, os.Getpid(), s.seq.Add(1))
 	conn, err := pgx.Connect(ctx, s.admin)
 	if err != nil {
 		return "", fmt.Errorf("connect to test PostgreSQL: %w", err)
 	}
 	defer func() { _ = conn.Close(ctx) }()
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+	create := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize()
+	if template != "" {
+		create += " TEMPLATE " + pgx.Identifier{template}.Sanitize()
+	}
+	if _, err := conn.Exec(ctx, create); err != nil {
 		return "", fmt.Errorf("create database %s: %w", name, err)
 	}
 	return s.DSN(name), nil
