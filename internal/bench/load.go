@@ -49,14 +49,24 @@ func (cfg Config) load(ctx context.Context, dialect string, size Size) (*databas
 // kandevDB is what loading needs of a kandev-shaped database of either
 // dialect.
 type kandevDB interface {
-	Write(ctx context.Context, d kandevtest.Dataset) error
+	writer
 	CreateIndexes(ctx context.Context) error
+}
+
+// writer is what adding rows needs of a kandev-shaped database.
+type writer interface {
+	Write(ctx context.Context, d kandevtest.Dataset) error
+}
+
+// addRows writes the dataset spec generates.
+func addRows(ctx context.Context, spec kandevtest.Spec, db writer) error {
+	return kandevtest.Generate(spec, func(d kandevtest.Dataset) error { return db.Write(ctx, d) })
 }
 
 // fill writes the generated dataset, then creates the indexes (after the
 // rows, as a restore would).
 func fill(ctx context.Context, spec kandevtest.Spec, db kandevDB) error {
-	if err := kandevtest.Generate(spec, func(d kandevtest.Dataset) error { return db.Write(ctx, d) }); err != nil {
+	if err := addRows(ctx, spec, db); err != nil {
 		return err
 	}
 	return db.CreateIndexes(ctx)
@@ -90,7 +100,7 @@ func (cfg Config) loadPostgres(ctx context.Context, size Size) (*database, error
 			if err != nil {
 				return nil, err
 			}
-			if err := kandevtest.Generate(s, func(d kandevtest.Dataset) error { return grown.Write(ctx, d) }); err != nil {
+			if err := addRows(ctx, s, grown); err != nil {
 				_ = grown.Close()
 				return nil, err
 			}
@@ -147,7 +157,7 @@ func (cfg Config) loadSQLite(ctx context.Context, size Size) (*database, error) 
 				return nil, err
 			}
 			defer func() { _ = lite.Close() }()
-			if err := kandevtest.Generate(s, func(d kandevtest.Dataset) error { return lite.Write(ctx, d) }); err != nil {
+			if err := addRows(ctx, s, lite); err != nil {
 				db.close()
 				return nil, err
 			}

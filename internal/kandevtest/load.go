@@ -105,9 +105,9 @@ type Postgres struct {
 
 // CreatePostgres creates kandev's tables in the (empty) database at dsn.
 func CreatePostgres(ctx context.Context, dsn string, opts Options) (*Postgres, error) {
-	conn, err := pgx.Connect(ctx, dsn)
+	p, err := OpenPostgres(ctx, dsn)
 	if err != nil {
-		return nil, fmt.Errorf("connect to test PostgreSQL: %w", err)
+		return nil, err
 	}
 	schema := postgresSchema
 	if !opts.WithoutQueuedTable {
@@ -116,11 +116,11 @@ func CreatePostgres(ctx context.Context, dsn string, opts Options) (*Postgres, e
 	if !opts.DeferIndexes {
 		schema += indexes
 	}
-	if _, err := conn.Exec(ctx, schema); err != nil {
-		_ = conn.Close(ctx)
+	if _, err := p.conn.Exec(ctx, schema); err != nil {
+		_ = p.Close()
 		return nil, fmt.Errorf("create kandev schema: %w", err)
 	}
-	return &Postgres{DSN: dsn, conn: conn}, nil
+	return p, nil
 }
 
 // OpenPostgres connects to a database that already holds kandev's tables.
