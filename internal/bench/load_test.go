@@ -2,11 +2,14 @@ package bench
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/watchdogd/watchdogd/internal/kandev"
+	"github.com/watchdogd/watchdogd/internal/kandevtest"
 	"github.com/watchdogd/watchdogd/internal/pgtest"
 )
 
@@ -38,7 +41,7 @@ func TestGrownIsACopy(t *testing.T) {
 			db   *database
 			want int
 		}{{db, 40}, {grown, 65}} {
-			if got := countSessions(t, c.db); got != c.want {
+			if got := sessionsIn(t, c.db); got != c.want {
 				t.Errorf("%s: %s has %d sessions, want %d", dialect, c.db.url, got, c.want)
 			}
 		}
@@ -47,15 +50,10 @@ func TestGrownIsACopy(t *testing.T) {
 	}
 }
 
-func countSessions(t *testing.T, db *database) int {
+func sessionsIn(t *testing.T, db *database) int {
 	t.Helper()
-	raw, err := openRaw(db)
+	n, err := countSessions(context.Background(), db)
 	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = raw.Close() }()
-	var n int
-	if err := raw.QueryRow("SELECT count(*) FROM task_sessions").Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -91,5 +89,52 @@ func TestCacheKeepsOneDatasetPerSize(t *testing.T) {
 	}
 	if files, _ := filepath.Glob(filepath.Join(dir, "tiny-*.db")); len(files) != 1 {
 		t.Errorf("tiny's datasets in the cache: %v, want today's only", files)
+	}
+}
+
+// TestHistoryRefusesAnUngrownCopy: history2x compares the scan on the
+// dataset with the scan on a copy whose terminal history is doubled. If the
+// copy came back without the added sessions (or as the dataset itself), the
+// two scans would read the same rows and the ratio would come out near 1
+// whatever the statements do, so history must fail instead of reporting it.
+func TestHistoryRefusesAnUngrownCopy(t *testing.T) {
+	ctx := context.Background()
+	cfg := Config{CacheDir: t.TempDir(), Now: time.Now(), Runs: 1, Log: io.Discard}
+	size := Size{"tiny", 40, 0.5, 3, 2}
+	for _, c := range []struct {
+		name  string
+		same  bool
+		fails bool
+	}{
+		{"grown copy", false, false},
+		{"the dataset itself", true, true},
+	} {
+		db, err := cfg.load(ctx, "sqlite", size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.same {
+			db.grown = func(context.Context, kandevtest.Spec) (*database, error) {
+				return &database{dialect: db.dialect, url: db.url, close: func() {}}, nil
+			}
+		}
+		r, err := kandev.Open(ctx, db.url, kandev.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := Result{}
+		res.Active, err = scanOnce(ctx, r)
+		_ = r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = cfg.history(ctx, db, size, &res)
+		if (err != nil) != c.fails {
+			t.Errorf("%s: history returned %v", c.name, err)
+		}
+		if !c.fails && (res.ScanHistory1 <= 0 || res.ScanHistory2 <= 0) {
+			t.Errorf("%s: history did not time both scans: %v, %v", c.name, res.ScanHistory1, res.ScanHistory2)
+		}
+		db.close()
 	}
 }

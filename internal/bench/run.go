@@ -139,6 +139,9 @@ func (cfg Config) history(ctx context.Context, db *database, size Size, res *Res
 		return fmt.Errorf("double the terminal history: %w", err)
 	}
 	defer grown.close()
+	if err := differ(ctx, db, grown, more.Sessions); err != nil {
+		return err
+	}
 	var scans []func() error
 	for _, url := range []string{db.url, grown.url} {
 		r, err := kandev.Open(ctx, url, kandev.Options{})
@@ -161,6 +164,38 @@ func (cfg Config) history(ctx context.Context, db *database, size Size, res *Res
 	}
 	res.ScanHistory1, res.ScanHistory2 = ds[0], ds[1]
 	return nil
+}
+
+// differ checks that grown holds added sessions more than db: the two
+// scans history times must read different data, or the ratio would prove
+// nothing (a copy that was not grown, or the dataset itself, gives 1.0).
+func differ(ctx context.Context, db, grown *database, added int) error {
+	n, err := countSessions(ctx, db)
+	if err != nil {
+		return err
+	}
+	m, err := countSessions(ctx, grown)
+	if err != nil {
+		return err
+	}
+	if m != n+added {
+		return fmt.Errorf("the copy with the history doubled has %d sessions, want %d (the dataset's %d and %d added)", m, n+added, n, added)
+	}
+	return nil
+}
+
+// countSessions counts every session of a dataset, terminal ones included.
+func countSessions(ctx context.Context, db *database) (int, error) {
+	raw, err := openRaw(db)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = raw.Close() }()
+	var n int
+	if err := raw.QueryRowContext(ctx, "SELECT count(*) FROM task_sessions").Scan(&n); err != nil {
+		return 0, fmt.Errorf("count the sessions of %s: %w", db.url, err)
+	}
+	return n, nil
 }
 
 // openRaw opens the connection the floor and the naive loop run on. On
