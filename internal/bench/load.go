@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
 )
@@ -73,7 +74,8 @@ func fill(ctx context.Context, spec kandevtest.Spec, db kandevDB) error {
 }
 
 // loadPostgres loads the dataset into a fresh database on the run's server,
-// indexes created after the rows as a restore would.
+// indexes created after the rows as a restore would. Closing the dataset or
+// its grown copy drops it: at the large size each is gigabytes.
 func (cfg Config) loadPostgres(ctx context.Context, size Size) (*database, error) {
 	spec := cfg.spec(size)
 	dsn, err := cfg.PG.NewDatabase(ctx, "bench_"+size.Name)
@@ -82,14 +84,17 @@ func (cfg Config) loadPostgres(ctx context.Context, size Size) (*database, error
 	}
 	pg, err := kandevtest.CreatePostgres(ctx, dsn, kandevtest.Options{DeferIndexes: true})
 	if err != nil {
+		cfg.drop(dsn)
 		return nil, err
 	}
 	if err := fill(ctx, spec, pg); err != nil {
+		_ = pg.Close()
+		cfg.drop(dsn)
 		return nil, err
 	}
 	var closeOnce sync.Once
 	closeWriter := func() { closeOnce.Do(func() { _ = pg.Close() }) }
-	return &database{dialect: "postgres", url: dsn, close: closeWriter,
+	return &database{dialect: "postgres", url: dsn, close: func() { closeWriter(); cfg.drop(dsn) },
 		grown: func(ctx context.Context, s kandevtest.Spec) (*database, error) {
 			closeWriter() // a template database must have no other connection
 			copyDSN, err := cfg.PG.CopyDatabase(ctx, dsn, "bench_"+size.Name+"_grown")
@@ -97,19 +102,30 @@ func (cfg Config) loadPostgres(ctx context.Context, size Size) (*database, error
 				return nil, err
 			}
 			grown, err := kandevtest.OpenPostgres(ctx, copyDSN)
+			if err == nil {
+				if err = addRows(ctx, s, grown); err == nil {
+					err = grown.Analyze(ctx)
+				}
+				if err != nil {
+					_ = grown.Close()
+				}
+			}
 			if err != nil {
+				cfg.drop(copyDSN)
 				return nil, err
 			}
-			if err := addRows(ctx, s, grown); err != nil {
-				_ = grown.Close()
-				return nil, err
-			}
-			if err := grown.Analyze(ctx); err != nil {
-				_ = grown.Close()
-				return nil, err
-			}
-			return &database{dialect: "postgres", url: copyDSN, close: func() { _ = grown.Close() }}, nil
+			return &database{dialect: "postgres", url: copyDSN, close: func() { _ = grown.Close(); cfg.drop(copyDSN) }}, nil
 		}}, nil
+}
+
+// drop drops a benchmark database. A failure leaves it on disk until the
+// server stops, which the log says.
+func (cfg Config) drop(dsn string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := cfg.PG.DropDatabase(ctx, dsn); err != nil && cfg.Log != nil {
+		fmt.Fprintf(cfg.Log, "# %v: it stays until the server stops\n", err)
+	}
 }
 
 // loadSQLite generates the dataset's file once into the cache (per generator

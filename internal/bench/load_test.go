@@ -5,8 +5,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
@@ -16,7 +19,8 @@ import (
 // TestGrownIsACopy: history2x times the scan on the dataset and on a copy
 // with the terminal history doubled. The copy must hold the dataset and
 // the added sessions, and the dataset must be left as it was, or the two
-// scans would read the same rows and the ratio would prove nothing.
+// scans would read the same rows and the ratio would prove nothing. Closing
+// either removes it: at the large size each is gigabytes.
 func TestGrownIsACopy(t *testing.T) {
 	srv, err := pgtest.Start()
 	if err != nil {
@@ -47,7 +51,36 @@ func TestGrownIsACopy(t *testing.T) {
 		}
 		grown.close()
 		db.close()
+		for _, gone := range []*database{db, grown} {
+			if stillThere(t, srv, gone) {
+				t.Errorf("%s: %s is still there after close", dialect, gone.url)
+			}
+		}
 	}
+}
+
+// stillThere: whether a closed dataset is still on disk (a file on SQLite,
+// a database on PostgreSQL).
+func stillThere(t *testing.T, srv *pgtest.Server, db *database) bool {
+	t.Helper()
+	if db.dialect == "sqlite" {
+		_, err := os.Stat(strings.TrimPrefix(db.url, "sqlite://"))
+		return err == nil
+	}
+	cfg, err := pgx.ParseConfig(db.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(context.Background(), srv.DSN("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = conn.Close(context.Background()) }()
+	var n int
+	if err := conn.QueryRow(context.Background(), "SELECT count(*) FROM pg_database WHERE datname = $1", cfg.Database).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n > 0
 }
 
 func sessionsIn(t *testing.T, db *database) int {

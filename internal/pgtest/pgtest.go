@@ -192,6 +192,20 @@ func (s *Server) createDatabase(ctx context.Context, prefix, template string) (s
 	return s.DSN(name), nil
 }
 
+// DropDatabase drops the database at dsn, closing any connection still
+// open on it: a benchmark's datasets are gigabytes each, and left until
+// the server stops they would fill the disk.
+func (s *Server) DropDatabase(ctx context.Context, dsn string) error {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return fmt.Errorf("drop database: %w", err)
+	}
+	if err := s.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{cfg.Database}.Sanitize()+" WITH (FORCE)"); err != nil {
+		return fmt.Errorf("drop database %s: %w", cfg.Database, err)
+	}
+	return nil
+}
+
 // Exec runs SQL as the superuser in the admin database.
 func (s *Server) Exec(ctx context.Context, sql string) error {
 	conn, err := pgx.Connect(ctx, s.admin)
