@@ -101,21 +101,31 @@ func (cfg Config) loadPostgres(ctx context.Context, size Size) (*database, error
 			if err != nil {
 				return nil, err
 			}
-			grown, err := kandevtest.OpenPostgres(ctx, copyDSN)
-			if err == nil {
-				if err = addRows(ctx, s, grown); err == nil {
-					err = grown.Analyze(ctx)
-				}
-				if err != nil {
-					_ = grown.Close()
-				}
-			}
+			grown, err := growPostgres(ctx, copyDSN, s)
 			if err != nil {
 				cfg.drop(copyDSN)
 				return nil, err
 			}
 			return &database{dialect: "postgres", url: copyDSN, close: func() { _ = grown.Close(); cfg.drop(copyDSN) }}, nil
 		}}, nil
+}
+
+// growPostgres adds spec's rows to the database at dsn and gathers its
+// statistics again, as autovacuum would after them.
+func growPostgres(ctx context.Context, dsn string, spec kandevtest.Spec) (*kandevtest.Postgres, error) {
+	pg, err := kandevtest.OpenPostgres(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	if err := addRows(ctx, spec, pg); err != nil {
+		_ = pg.Close()
+		return nil, err
+	}
+	if err := pg.Analyze(ctx); err != nil {
+		_ = pg.Close()
+		return nil, err
+	}
+	return pg, nil
 }
 
 // drop drops a benchmark database. A failure leaves it on disk until the
