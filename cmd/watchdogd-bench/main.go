@@ -26,6 +26,11 @@ func run() int {
 	binary := flag.String("binary", "bin/watchdogd", "watchdogd binary for the peak-RSS measurement (empty: skip)")
 	explainFile := flag.String("explain", "", "write the scan statements' plans at the largest size to this file")
 	rtt := flag.Duration("rtt", time.Millisecond, "also measure the scan and the naive loop on PostgreSQL through a link adding this round-trip time (0: skip)")
+	var pgSettings []string
+	flag.Func("pg-set", "a setting of the PostgreSQL server the run starts, name=value (repeatable), e.g. shared_buffers=4GB", func(kv string) error {
+		pgSettings = append(pgSettings, kv)
+		return nil
+	})
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -51,13 +56,16 @@ func run() int {
 		defer func() { _ = f.Close() }()
 		cfg.Explain = f
 	}
-	srv, err := pgtest.Start()
+	srv, err := pgtest.StartWith(pgSettings...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "watchdogd-bench:", err)
 		return 1
 	}
 	defer srv.Close()
 	cfg.PG = srv
+	if len(pgSettings) > 0 {
+		fmt.Fprintf(os.Stderr, "# PostgreSQL started with %s\n", strings.Join(pgSettings, " "))
+	}
 	results, err := bench.Run(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "watchdogd-bench:", err)

@@ -34,20 +34,35 @@ type Server struct {
 	port    int
 	cred    *syscall.Credential
 	owned   bool
-	seq     atomic.Int64
-	closers []func()
+	// settings are extra server settings (name=value), as StartWith got them.
+	settings []string
+	seq      atomic.Int64
+	closers  []func()
 }
 
 // Start starts a private cluster, or returns TEST_DATABASE_URL's server.
-func Start() (*Server, error) {
+func Start() (*Server, error) { return StartWith() }
+
+// StartWith starts a private cluster with extra server settings, each
+// name=value (a benchmark's shared_buffers, say). A server that
+// TEST_DATABASE_URL names is someone else's, so settings are refused there.
+func StartWith(settings ...string) (*Server, error) {
+	for _, kv := range settings {
+		if !validSetting(kv) {
+			return nil, fmt.Errorf("server setting %q: want name=value, a lower-case name and a value without spaces or quotes", kv)
+		}
+	}
 	if u := os.Getenv("TEST_DATABASE_URL"); u != "" {
+		if len(settings) > 0 {
+			return nil, fmt.Errorf("server settings %v: TEST_DATABASE_URL names a server this process does not start", settings)
+		}
 		return &Server{admin: u}, nil
 	}
 	bin, err := findBinDir()
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{binDir: bin, owned: true}
+	s := &Server{binDir: bin, owned: true, settings: settings}
 	if os.Geteuid() == 0 {
 		// initdb refuses to run as root: run the server as the postgres user,
 		// in a directory that user can enter (not t.TempDir(), whose parent
@@ -82,6 +97,20 @@ func Start() (*Server, error) {
 	return s, nil
 }
 
+// validSetting: name=value that pg_ctl's -o passes through as one word.
+func validSetting(kv string) bool {
+	name, value, ok := strings.Cut(kv, "=")
+	if !ok || name == "" || value == "" || strings.ContainsAny(value, " \t\n'\"\\") {
+		return false
+	}
+	for _, c := range name {
+		if (c < 'a' || c > 'z') && c != '_' && c != '.' && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
+}
+
 func (s *Server) startServer() error {
 	for attempt := 0; attempt < 5; attempt++ {
 		if s.port == 0 || attempt > 0 {
@@ -92,6 +121,9 @@ func (s *Server) startServer() error {
 			s.port = p
 		}
 		opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200", s.port, s.dir)
+		for _, kv := range s.settings {
+			opts += " -c " + kv
+		}
 		out, err := s.run("pg_ctl", "-D", s.dataDir, "-o", opts, "-l", filepath.Join(s.dir, "server.log"), "-w", "-t", "60", "start")
 		if err == nil {
 			return nil
