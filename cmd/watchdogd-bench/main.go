@@ -63,13 +63,15 @@ func run() int {
 	}
 	defer srv.Close()
 	cfg.PG = srv
-	if len(pgSettings) > 0 {
-		fmt.Fprintf(os.Stderr, "# PostgreSQL started with %s\n", strings.Join(pgSettings, " "))
-	}
 	results, err := bench.Run(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "watchdogd-bench:", err)
 		return 1
+	}
+	if len(pgSettings) > 0 {
+		// With the table, so that figures taken on another buffer pool
+		// are not read as the default's.
+		fmt.Printf("# PostgreSQL started with %s\n", strings.Join(pgSettings, " "))
 	}
 	bench.Print(os.Stdout, results)
 	return 0
