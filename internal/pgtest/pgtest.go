@@ -48,8 +48,8 @@ func Start() (*Server, error) { return StartWith() }
 // TEST_DATABASE_URL names is someone else's, so settings are refused there.
 func StartWith(settings ...string) (*Server, error) {
 	for _, kv := range settings {
-		if !validSetting(kv) {
-			return nil, fmt.Errorf("server setting %q: want name=value, a lower-case name and a value without spaces or quotes", kv)
+		if err := CheckSetting(kv); err != nil {
+			return nil, err
 		}
 	}
 	if u := os.Getenv("TEST_DATABASE_URL"); u != "" {
@@ -95,6 +95,16 @@ func StartWith(settings ...string) (*Server, error) {
 	}
 	s.admin = s.DSN("postgres")
 	return s, nil
+}
+
+// CheckSetting refuses a server setting that is not name=value as one word
+// (what pg_ctl's -o passes through intact), so that a command can refuse it
+// while parsing its flags, before any server starts.
+func CheckSetting(kv string) error {
+	if !validSetting(kv) {
+		return fmt.Errorf("server setting %q: want name=value, a lower-case name and a value without spaces or quotes", kv)
+	}
+	return nil
 }
 
 // validSetting: name=value that pg_ctl's -o passes through as one word.
