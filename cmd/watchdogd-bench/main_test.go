@@ -30,8 +30,7 @@ func TestParseArgs(t *testing.T) {
 			check: func(o options) bool {
 				return len(o.sizes) == 2 && o.sizes[0].Name == "large" && o.sizes[1].Name == "medium"
 			}},
-		// Both settings reach the server, in the order given: a later
-		// setting of the same name wins there, as on postgres's command line.
+		// Both settings are kept, in the order given.
 		{name: "repeated -pg-set", args: []string{"-pg-set", "shared_buffers=4GB", "-pg-set", "work_mem=64MB"}, ok: true,
 			check: func(o options) bool {
 				return slices.Equal(o.pgSettings, []string{"shared_buffers=4GB", "work_mem=64MB"})

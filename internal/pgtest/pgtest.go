@@ -98,27 +98,21 @@ func StartWith(settings ...string) (*Server, error) {
 }
 
 // CheckSetting refuses a server setting that is not name=value as one word
-// (what pg_ctl's -o passes through intact), so that a command can refuse it
-// while parsing its flags, before any server starts.
+// (what pg_ctl's -o passes through intact: a space would start another
+// option), so that a command can refuse it while parsing its flags, before
+// any server starts.
 func CheckSetting(kv string) error {
-	if !validSetting(kv) {
-		return fmt.Errorf("server setting %q: want name=value, a lower-case name and a value without spaces or quotes", kv)
-	}
-	return nil
-}
-
-// validSetting: name=value that pg_ctl's -o passes through as one word.
-func validSetting(kv string) bool {
+	bad := fmt.Errorf("server setting %q: want name=value, a lower-case name and a value without spaces or quotes", kv)
 	name, value, ok := strings.Cut(kv, "=")
 	if !ok || name == "" || value == "" || strings.ContainsAny(value, " \t\n'\"\\") {
-		return false
+		return bad
 	}
 	for _, c := range name {
 		if (c < 'a' || c > 'z') && c != '_' && c != '.' && (c < '0' || c > '9') {
-			return false
+			return bad
 		}
 	}
-	return true
+	return nil
 }
 
 func (s *Server) startServer() error {
