@@ -155,7 +155,7 @@ func naiveOnce(ctx context.Context, db *sql.DB, pg bool) (int, error) {
 		}
 		ids = append(ids, id)
 	}
-	if err := rows.Close(); err != nil {
+	if err := rowsDone(rows); err != nil {
 		return 0, err
 	}
 	queries := 1
@@ -180,9 +180,12 @@ func naiveOnce(ctx context.Context, db *sql.DB, pg bool) (int, error) {
 		}
 		for qrows.Next() {
 			var a, b sql.NullString
-			_ = qrows.Scan(&a, &b)
+			if err := qrows.Scan(&a, &b); err != nil {
+				_ = qrows.Close()
+				return 0, err
+			}
 		}
-		if err := qrows.Close(); err != nil {
+		if err := rowsDone(qrows); err != nil {
 			return 0, err
 		}
 		queries += 2

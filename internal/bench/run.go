@@ -15,7 +15,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 
-	"github.com/watchdogd/watchdogd/internal/authority"
 	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/pgtest"
 )
@@ -250,49 +249,6 @@ func peakRSS(ctx context.Context, binary, url string) (float64, error) {
 	}
 }
 
-// explain prints the scan statements' plans.
-func explain(ctx context.Context, w io.Writer, r *kandev.Reader, raw *sql.DB, dialect string) error {
-	d := authority.SQLite
-	prefix := "EXPLAIN QUERY PLAN "
-	if dialect == "postgres" {
-		d, prefix = authority.Postgres, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF) "
-	}
-	stmts, err := scanStatements(ctx, r, d == authority.Postgres)
-	if err != nil {
-		return err
-	}
-	for _, st := range []struct {
-		name, q string
-		args    []any
-	}{{"sessions", stmts.sessions, nil}, {"messages", stmts.messages, []any{stmts.arg}}} {
-		fmt.Fprintf(w, "\n### %s: %s statement\n\n```\n", dialect, st.name)
-		rows, err := raw.QueryContext(ctx, prefix+st.q, st.args...)
-		if err != nil {
-			return fmt.Errorf("explain %s: %w", st.name, err)
-		}
-		cols, _ := rows.Columns()
-		for rows.Next() {
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
-				_ = rows.Close()
-				return err
-			}
-			line := fmt.Sprint(vals[len(vals)-1])
-			if dialect == "sqlite" {
-				line = fmt.Sprintf("%v|%v %v", vals[0], vals[1], vals[3])
-			}
-			fmt.Fprintln(w, line)
-		}
-		_ = rows.Close()
-		fmt.Fprintln(w, "```")
-	}
-	return nil
-}
-
 // statements are the scan's statements with the messages statement's
 // argument (the current turn ids, from one snapshot).
 type statements struct {
@@ -338,34 +294,4 @@ func (st statements) run(ctx context.Context, db *sql.DB) error {
 		return err
 	}
 	return tx.Commit()
-}
-
-// querier is what drain needs of a connection or a transaction.
-type querier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}
-
-// drain runs a statement and reads its rows without decoding them.
-func drain(ctx context.Context, db querier, query string, args ...any) error {
-	rows, err := db.QueryContext(ctx, query, args...)
-	if err != nil {
-		return err
-	}
-	cols, err := rows.Columns()
-	if err != nil {
-		_ = rows.Close()
-		return err
-	}
-	vals := make([]sql.RawBytes, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			_ = rows.Close()
-			return err
-		}
-	}
-	return rows.Close()
 }
