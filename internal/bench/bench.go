@@ -147,15 +147,7 @@ func naiveOnce(ctx context.Context, db *sql.DB, pg bool) (int, error) {
 		return 0, err
 	}
 	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			_ = rows.Close()
-			return 0, err
-		}
-		ids = append(ids, id)
-	}
-	if err := rowsDone(rows); err != nil {
+	if err := eachRow(rows, func(vals []string) { ids = append(ids, vals[0]) }); err != nil {
 		return 0, err
 	}
 	queries := 1
@@ -178,14 +170,7 @@ func naiveOnce(ctx context.Context, db *sql.DB, pg bool) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		for qrows.Next() {
-			var a, b sql.NullString
-			if err := qrows.Scan(&a, &b); err != nil {
-				_ = qrows.Close()
-				return 0, err
-			}
-		}
-		if err := rowsDone(qrows); err != nil {
+		if err := eachRow(qrows, func([]sql.NullString) {}); err != nil {
 			return 0, err
 		}
 		queries += 2

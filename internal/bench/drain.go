@@ -20,12 +20,18 @@ func drain(ctx context.Context, db querier, query string, args ...any) error {
 	if err != nil {
 		return err
 	}
+	return eachRow(rows, func([]sql.RawBytes) {})
+}
+
+// eachRow scans every row into one value per column, hands the values to
+// visit, and returns what ended the rows.
+func eachRow[T any](rows *sql.Rows, visit func(vals []T)) error {
 	cols, err := rows.Columns()
 	if err != nil {
 		_ = rows.Close()
 		return err
 	}
-	vals := make([]sql.RawBytes, len(cols))
+	vals := make([]T, len(cols))
 	ptrs := make([]any, len(cols))
 	for i := range vals {
 		ptrs[i] = &vals[i]
@@ -35,6 +41,7 @@ func drain(ctx context.Context, db querier, query string, args ...any) error {
 			_ = rows.Close()
 			return err
 		}
+		visit(vals)
 	}
 	return rowsDone(rows)
 }
@@ -76,28 +83,14 @@ func printPlan(ctx context.Context, w io.Writer, raw *sql.DB, dialect, name, que
 	if err != nil {
 		return fmt.Errorf("explain %s: %w", name, err)
 	}
-	cols, err := rows.Columns()
-	if err != nil {
-		_ = rows.Close()
-		return fmt.Errorf("explain %s: %w", name, err)
-	}
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			_ = rows.Close()
-			return fmt.Errorf("explain %s: %w", name, err)
-		}
+	err = eachRow(rows, func(vals []any) {
 		if dialect == "sqlite" {
 			fmt.Fprintf(out, "%v|%v %v\n", vals[0], vals[1], vals[3])
 		} else {
 			fmt.Fprintln(out, vals[len(vals)-1])
 		}
-	}
-	if err := rowsDone(rows); err != nil {
+	})
+	if err != nil {
 		return fmt.Errorf("explain %s: %w", name, err)
 	}
 	fmt.Fprintln(out, "```")
