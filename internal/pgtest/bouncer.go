@@ -97,6 +97,7 @@ func (b *Bouncer) start(bin string, cred *syscall.Credential) error {
 			}
 		}
 	}
+	keepFromChildren()
 	b.cmd = exec.Command(bin, filepath.Join(b.dir, "pgbouncer.ini"))
 	b.cmd.Dir = b.dir
 	if cred != nil {

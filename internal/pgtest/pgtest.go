@@ -254,6 +254,7 @@ func (s *Server) Exec(ctx context.Context, sql string) error {
 }
 
 func (s *Server) run(tool string, args ...string) ([]byte, error) {
+	keepFromChildren()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(s.binDir, tool), args...)
@@ -263,6 +264,25 @@ func (s *Server) run(tool string, args ...string) ([]byte, error) {
 	}
 	cmd.Env = append(os.Environ(), "LC_ALL=C")
 	return cmd.CombinedOutput()
+}
+
+// keepFromChildren marks every descriptor above the standard three
+// close-on-exec, so that a server started from this process does not hold
+// them. Go opens its own files close-on-exec, but not those the process
+// inherited. A fuzzing worker inherits its pipes to the coordinator, and a
+// PostgreSQL started by a worker that was then stopped kept them open: the
+// coordinator waited for their end until the test binary's timeout (a hung
+// make fuzz, seen once on 2026-12-02).
+func keepFromChildren() {
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return // no /proc: nothing to list the descriptors from
+	}
+	for _, e := range fds {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			syscall.CloseOnExec(fd)
+		}
+	}
 }
 
 // findBinDir locates Debian's server binaries (/usr/lib/postgresql/N/bin),

@@ -2,7 +2,11 @@ package pgtest
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -51,5 +55,42 @@ func TestStartWithRefuses(t *testing.T) {
 	t.Setenv("TEST_DATABASE_URL", "postgres://someone@elsewhere/db")
 	if _, err := StartWith("shared_buffers=4GB"); err == nil || !strings.Contains(err.Error(), "TEST_DATABASE_URL") {
 		t.Errorf("a setting for TEST_DATABASE_URL's server: %v", err)
+	}
+}
+
+// TestServerHoldsNoInheritedDescriptor: a descriptor the test process
+// inherited without close-on-exec (a fuzzing worker's pipe to its
+// coordinator) is not held by the server it starts, or the coordinator
+// would wait for the pipe's end after the worker had gone.
+func TestServerHoldsNoInheritedDescriptor(t *testing.T) {
+	t.Setenv("TEST_DATABASE_URL", "")
+	var p [2]int
+	if err := syscall.Pipe(p[:]); err != nil { // pipe2 without O_CLOEXEC, as inherited
+		t.Fatal(err)
+	}
+	defer func() { _ = syscall.Close(p[0]); _ = syscall.Close(p[1]) }()
+	var st syscall.Stat_t
+	if err := syscall.Fstat(p[1], &st); err != nil {
+		t.Fatal(err)
+	}
+	pipe := fmt.Sprintf("pipe:[%d]", st.Ino)
+	srv, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	b, err := os.ReadFile(filepath.Join(srv.dataDir, "postmaster.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _, _ := strings.Cut(string(b), "\n")
+	fds, err := os.ReadDir("/proc/" + pid + "/fd")
+	if err != nil || len(fds) == 0 {
+		t.Fatalf("the server's descriptors (pid %s): %v", pid, err)
+	}
+	for _, e := range fds {
+		if target, _ := os.Readlink("/proc/" + pid + "/fd/" + e.Name()); target == pipe {
+			t.Errorf("the server holds the test process's %s as its descriptor %s", pipe, e.Name())
+		}
 	}
 }
