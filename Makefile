@@ -23,7 +23,10 @@ GOLANGCI_LINT_VERSION := v2.15.0
 HELM_VERSION          := v3.22.0
 KUBECONFORM_VERSION   := v0.7.0
 # promtool (check and unit-test the chart's alerts) comes from Prometheus'
-# module; its v0.3xx tags are Prometheus 3.x.
+# module; its v0.3xx tags are Prometheus 3.x. It is built with
+# remove_all_sd, Prometheus' own tag that leaves out the service-discovery
+# plugins (AWS, Azure, GCE, Kubernetes…): `check rules` and `test rules` use
+# none, and a cold build took 212 s instead of 454 s on 2 cores.
 PROMETHEUS_VERSION    := v0.316.0
 # Schemas for the chart come from these modules' sources, offline.
 K8S_VERSION           := v1.34.4
@@ -111,7 +114,7 @@ $(BIN)/kubeconform:
 	GOBIN=$(BIN) $(GO) install github.com/yannh/kubeconform/cmd/kubeconform@$(KUBECONFORM_VERSION)
 
 $(BIN)/promtool:
-	GOBIN=$(BIN) $(GO) install github.com/prometheus/prometheus/cmd/promtool@$(PROMETHEUS_VERSION)
+	GOBIN=$(BIN) $(GO) install -tags remove_all_sd github.com/prometheus/prometheus/cmd/promtool@$(PROMETHEUS_VERSION)
 
 $(SCHEMAS)/.done:
 	$(GO) run ./hack/schemagen -k8s $(K8S_VERSION) -prometheus-operator $(PROMETHEUS_OPERATOR_VERSION) -out $(SCHEMAS)
