@@ -47,7 +47,11 @@ func (s *Server) StartBouncer(mode string, size int) (*Bouncer, error) {
 		return nil, err
 	}
 	b := &Bouncer{user: upstream.User, done: make(chan struct{})}
-	if b.dir, err = os.MkdirTemp("", "watchdogd-pgbouncer-"); err != nil {
+	if b.dir, err = os.MkdirTemp("", bouncerPrefix); err != nil {
+		return nil, err
+	}
+	if err := writeOwner(b.dir); err != nil {
+		b.Close()
 		return nil, err
 	}
 	if b.port, err = testport.Free(); err != nil {

@@ -75,8 +75,13 @@ func StartWith(settings ...string) (*Server, error) {
 		gid, _ := strconv.Atoi(u.Gid)
 		s.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
 	}
-	s.dir, err = os.MkdirTemp("", "watchdogd-pgtest-")
+	s.reapOrphans()
+	s.dir, err = os.MkdirTemp("", serverPrefix)
 	if err != nil {
+		return nil, err
+	}
+	if err := writeOwner(s.dir); err != nil {
+		_ = os.RemoveAll(s.dir)
 		return nil, err
 	}
 	if s.cred != nil {

@@ -1,0 +1,129 @@
+package pgtest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Every server's and bouncer's directory holds an owner file naming the
+// process that started it: its pid and its start time, which tells a live
+// owner from a later process that got the same pid. A process that dies
+// without Close leaves its server running: a fuzzing worker its coordinator
+// stopped, a test binary panicking at its -timeout, a developer's ^C, a
+// killed benchmark holding gigabytes. The next server a test process starts
+// stops those whose owner is gone, and removes their files.
+const (
+	ownerFile     = "owner"
+	serverPrefix  = "watchdogd-pgtest-"
+	bouncerPrefix = "watchdogd-pgbouncer-"
+)
+
+// ownerLine identifies process pid: "pid start\n", start being field 22 of
+// /proc/pid/stat (clock ticks after boot). Without /proc it is "pid -".
+func ownerLine(pid int) string {
+	start, err := startTime(pid)
+	if err != nil {
+		start = "-"
+	}
+	return fmt.Sprintf("%d %s\n", pid, start)
+}
+
+func startTime(pid int) (string, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return "", err
+	}
+	// The command name (field 2) is in parentheses and may hold spaces and
+	// parentheses itself; the fields after its last ')' start at field 3.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return "", errors.New("unreadable /proc stat")
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 {
+		return "", errors.New("short /proc stat")
+	}
+	return f[19], nil
+}
+
+// writeOwner records this process as dir's owner.
+func writeOwner(dir string) error {
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(ownerLine(os.Getpid())), 0o644); err != nil {
+		return fmt.Errorf("record the test server's owner: %w", err)
+	}
+	return nil
+}
+
+// orphaned reports whether dir's owner file names a process that no longer
+// runs. A directory without one (still being set up, or not made by
+// pgtest) is never orphaned.
+func orphaned(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, ownerFile))
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return false
+	}
+	pid, err := strconv.Atoi(f[0])
+	if err != nil || pid <= 0 {
+		return false
+	}
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	start, err := startTime(pid)
+	return err == nil && f[1] != "-" && start != f[1]
+}
+
+// reapOrphans stops the servers and bouncers in the temp directory whose
+// owner is gone and removes their files. It reports each one on stderr: a
+// leftover server is a symptom worth seeing in a test log.
+func (s *Server) reapOrphans() {
+	bouncers, _ := filepath.Glob(filepath.Join(os.TempDir(), bouncerPrefix+"*"))
+	for _, dir := range bouncers {
+		if orphaned(dir) {
+			stopBouncerIn(dir)
+			_ = os.RemoveAll(dir)
+			fmt.Fprintln(os.Stderr, "pgtest: stopped a PgBouncer whose test process had gone:", dir)
+		}
+	}
+	servers, _ := filepath.Glob(filepath.Join(os.TempDir(), serverPrefix+"*"))
+	for _, dir := range servers {
+		if !orphaned(dir) {
+			continue
+		}
+		left := &Server{binDir: s.binDir, cred: s.cred, dir: dir, dataDir: filepath.Join(dir, "data"), owned: true}
+		if _, err := os.Stat(filepath.Join(left.dataDir, "postmaster.pid")); err == nil {
+			_, _ = left.run("pg_ctl", "-D", left.dataDir, "-m", "immediate", "-w", "stop")
+		}
+		_ = os.RemoveAll(dir)
+		fmt.Fprintln(os.Stderr, "pgtest: stopped a PostgreSQL whose test process had gone:", dir)
+	}
+}
+
+// stopBouncerIn kills the pgbouncer whose pid file is in dir, if the
+// process of that pid is still the one run on dir's configuration (a pid
+// can be reused).
+func stopBouncerIn(dir string) {
+	b, err := os.ReadFile(filepath.Join(dir, "pgbouncer.pid"))
+	if err != nil {
+		return
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return
+	}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil || !bytes.Contains(cmdline, []byte(filepath.Join(dir, "pgbouncer.ini"))) {
+		return
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+}

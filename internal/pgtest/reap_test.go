@@ -1,0 +1,161 @@
+package pgtest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// TestOrphaned: only an owner file naming a process that is gone (or whose
+// pid now belongs to a process started at another time) marks a directory
+// as left behind; anything else is left alone.
+func TestOrphaned(t *testing.T) {
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	self := os.Getpid()
+	cases := []struct {
+		name  string
+		owner string // the owner file's content; "" for none
+		want  bool
+	}{
+		{"no owner file: being set up, or not pgtest's", "", false},
+		{"this process", ownerLine(self), false},
+		{"this pid, started at another time: a reused pid", fmt.Sprintf("%d 1\n", self), true},
+		{"a process that has exited", ownerLine(gone.Process.Pid), true},
+		{"no start time recorded, owner alive", fmt.Sprintf("%d -\n", self), false},
+		{"unreadable", "garbage\n", false},
+		{"pid zero", "0 1\n", false},
+	}
+	for _, c := range cases {
+		dir := t.TempDir()
+		if c.owner != "" {
+			if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(c.owner), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := orphaned(dir); got != c.want {
+			t.Errorf("%s (%q): orphaned = %v, want %v", c.name, c.owner, got, c.want)
+		}
+	}
+}
+
+// TestStartStopsWhatADeadProcessLeft: a test process that died without
+// Close (here: a child that starts a server and a bouncer and exits) leaves
+// both running; the next Start stops them and removes their files, and
+// leaves a server whose owner still runs alone.
+func TestStartStopsWhatADeadProcessLeft(t *testing.T) {
+	if os.Getenv("PGTEST_LEAVE_BEHIND") == "1" {
+		leaveBehind()
+		return
+	}
+	t.Setenv("TEST_DATABASE_URL", "")
+	live, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+
+	child := exec.Command(os.Args[0], "-test.run=^TestStartStopsWhatADeadProcessLeft$")
+	child.Env = append(os.Environ(), "PGTEST_LEAVE_BEHIND=1")
+	out, err := child.Output()
+	if err != nil {
+		t.Fatalf("the child: %v\n%s", err, out)
+	}
+	var serverDir, bouncerDir string
+	for sc := bufio.NewScanner(bytes.NewReader(out)); sc.Scan(); {
+		if f := strings.Fields(sc.Text()); len(f) == 3 && f[0] == "LEFT" {
+			serverDir, bouncerDir = f[1], f[2]
+		}
+	}
+	if serverDir == "" {
+		t.Fatalf("the child named no directories:\n%s", out)
+	}
+	postmaster := pidIn(t, filepath.Join(serverDir, "data", "postmaster.pid"))
+	bouncer := pidIn(t, filepath.Join(bouncerDir, "pgbouncer.pid"))
+	for _, pid := range []int{postmaster, bouncer} {
+		if !running(pid) {
+			t.Fatalf("process %d, left by the child, is not running: nothing to test", pid)
+		}
+	}
+
+	next, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Close()
+	for _, dir := range []string{serverDir, bouncerDir} {
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("%s is still there (%v)", dir, err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for _, pid := range []int{postmaster, bouncer} {
+		for running(pid) && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if running(pid) {
+			t.Errorf("process %d, left by the child, still runs", pid)
+		}
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, live.DSN("postgres"))
+	if err != nil {
+		t.Fatalf("the server whose owner runs was stopped: %v", err)
+	}
+	_ = conn.Close(ctx)
+}
+
+// leaveBehind is the child's part: start a server and a bouncer, name their
+// directories, and exit without closing either.
+func leaveBehind() {
+	srv, err := Start()
+	if err != nil {
+		fmt.Println("start:", err)
+		os.Exit(1)
+	}
+	b, err := srv.StartBouncer("session", 1)
+	if err != nil {
+		fmt.Println("start bouncer:", err)
+		os.Exit(1)
+	}
+	fmt.Println("LEFT", srv.dir, b.dir)
+	os.Exit(0)
+}
+
+// pidIn is the pid on the first line of a pid file.
+func pidIn(t *testing.T, file string) int {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return pid
+}
+
+// running reports whether pid is a process that has not exited (a zombie,
+// exited and not yet reaped by its new parent, counts as exited).
+func running(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i >= 0 && !bytes.HasPrefix(bytes.TrimSpace(b[i+1:]), []byte("Z"))
+}
