@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -84,15 +85,13 @@ func orphaned(dir string) bool {
 }
 
 // reapOrphans stops the servers and bouncers in the temp directory whose
-// owner is gone and removes their files. It reports each one on stderr: a
-// leftover server is a symptom worth seeing in a test log.
+// owner is gone and removes their files.
 func (s *Server) reapOrphans() {
 	bouncers, _ := filepath.Glob(filepath.Join(os.TempDir(), bouncerPrefix+"*"))
 	for _, dir := range bouncers {
 		if orphaned(dir) {
 			stopBouncerIn(dir)
-			_ = os.RemoveAll(dir)
-			fmt.Fprintln(os.Stderr, "pgtest: stopped a PgBouncer whose test process had gone:", dir)
+			reported("PgBouncer", dir, nil)
 		}
 	}
 	servers, _ := filepath.Glob(filepath.Join(os.TempDir(), serverPrefix+"*"))
@@ -101,12 +100,38 @@ func (s *Server) reapOrphans() {
 			continue
 		}
 		left := &Server{binDir: s.binDir, cred: s.cred, dir: dir, dataDir: filepath.Join(dir, "data"), owned: true}
+		var stopErr error
 		if _, err := os.Stat(filepath.Join(left.dataDir, "postmaster.pid")); err == nil {
-			_, _ = left.run("pg_ctl", "-D", left.dataDir, "-m", "immediate", "-w", "stop")
+			if out, err := left.run("pg_ctl", "-D", left.dataDir, "-m", "immediate", "-w", "stop"); err != nil && !left.gone() {
+				stopErr = fmt.Errorf("pg_ctl stop: %w: %s", err, strings.TrimSpace(string(out)))
+			}
 		}
-		_ = os.RemoveAll(dir)
-		fmt.Fprintln(os.Stderr, "pgtest: stopped a PostgreSQL whose test process had gone:", dir)
+		reported("PostgreSQL", dir, stopErr)
 	}
+}
+
+// gone reports whether no server runs on s's data directory. A stop fails
+// when the server is already gone and left a stale pid file (a SIGKILL, a
+// machine that went down); pg_ctl status then exits 3, "no server running".
+func (s *Server) gone() bool {
+	_, err := s.run("pg_ctl", "-D", s.dataDir, "status")
+	var exit *exec.ExitError
+	return errors.As(err, &exit) && exit.ExitCode() == 3
+}
+
+// reported removes a left server's or bouncer's directory and says so on
+// stderr, or says what failed: a leftover is a symptom worth seeing in a
+// test log.
+func reported(what, dir string, stopErr error) {
+	err := stopErr
+	if err == nil {
+		err = os.RemoveAll(dir)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "pgtest: a %s whose test process had gone, in %s, could not be cleared: %v\n", what, dir, err)
+		return
+	}
+	fmt.Fprintf(os.Stderr, "pgtest: stopped a %s whose test process had gone, and removed %s\n", what, dir)
 }
 
 // stopBouncerIn kills the pgbouncer whose pid file is in dir, if the

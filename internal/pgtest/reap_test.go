@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -115,6 +116,42 @@ func TestStartStopsWhatADeadProcessLeft(t *testing.T) {
 		t.Fatalf("the server whose owner runs was stopped: %v", err)
 	}
 	_ = conn.Close(ctx)
+}
+
+// TestStartClearsAServerThatDiedWithItsOwner: a server that went down with
+// its test process (a machine that went down) left a stale pid file, on
+// which pg_ctl stop fails; its directory is removed all the same, rather
+// than tried again by every later Start.
+func TestStartClearsAServerThatDiedWithItsOwner(t *testing.T) {
+	t.Setenv("TEST_DATABASE_URL", "")
+	dead, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dead.Close()
+	postmaster := pidIn(t, filepath.Join(dead.dataDir, "postmaster.pid"))
+	if err := syscall.Kill(postmaster, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); running(postmaster) && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	owner := exec.Command("true")
+	if err := owner.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dead.dir, ownerFile), []byte(ownerLine(owner.Process.Pid)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	next, err := Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Close()
+	if _, err := os.Stat(dead.dir); !os.IsNotExist(err) {
+		t.Errorf("%s, whose server and owner are gone, is still there (%v)", dead.dir, err)
+	}
 }
 
 // leaveBehind is the child's part: start a server and a bouncer, name their
