@@ -36,21 +36,30 @@ func ownerLine(pid int) string {
 }
 
 func startTime(pid int) (string, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	f, err := procStat(pid)
 	if err != nil {
 		return "", err
 	}
-	// The command name (field 2) is in parentheses and may hold spaces and
-	// parentheses itself; the fields after its last ')' start at field 3.
+	return f[19], nil
+}
+
+// procStat is /proc/pid/stat from field 3 (the state) on: the command
+// name, field 2, is in parentheses and may hold spaces and parentheses
+// itself, so the fields are those after its last ')'.
+func procStat(pid int) ([]string, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil, err
+	}
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return "", errors.New("unreadable /proc stat")
+		return nil, fmt.Errorf("/proc/%d/stat: no command name", pid)
 	}
 	f := strings.Fields(string(b[i+1:]))
 	if len(f) < 20 {
-		return "", errors.New("short /proc stat")
+		return nil, fmt.Errorf("/proc/%d/stat: %d fields after the command name, want 20 or more", pid, len(f))
 	}
-	return f[19], nil
+	return f, nil
 }
 
 // writeOwner records this process as dir's owner.

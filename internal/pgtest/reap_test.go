@@ -189,10 +189,6 @@ func pidIn(t *testing.T, file string) int {
 // running reports whether pid is a process that has not exited (a zombie,
 // exited and not yet reaped by its new parent, counts as exited).
 func running(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i >= 0 && !bytes.HasPrefix(bytes.TrimSpace(b[i+1:]), []byte("Z"))
+	f, err := procStat(pid)
+	return err == nil && f[0] != "Z"
 }
