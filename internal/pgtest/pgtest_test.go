@@ -79,17 +79,13 @@ func TestServerHoldsNoInheritedDescriptor(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	b, err := os.ReadFile(filepath.Join(srv.dataDir, "postmaster.pid"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, _, _ := strings.Cut(string(b), "\n")
-	fds, err := os.ReadDir("/proc/" + pid + "/fd")
+	pid := pidIn(t, filepath.Join(srv.dataDir, "postmaster.pid"))
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
 	if err != nil || len(fds) == 0 {
-		t.Fatalf("the server's descriptors (pid %s): %v", pid, err)
+		t.Fatalf("the server's descriptors (pid %d): %v", pid, err)
 	}
 	for _, e := range fds {
-		if target, _ := os.Readlink("/proc/" + pid + "/fd/" + e.Name()); target == pipe {
+		if target, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, e.Name())); target == pipe {
 			t.Errorf("the server holds the test process's %s as its descriptor %s", pipe, e.Name())
 		}
 	}
