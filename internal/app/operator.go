@@ -161,27 +161,7 @@ func runEpisodes(ctx context.Context, opts Options) error {
 	now := opts.now()
 	switch opts.Sub {
 	case "list":
-		if opts.Limit < 0 {
-			return usageError("--limit must be 0 (all) or more")
-		}
-		eps, err := st.Episodes(ctx, opts.Open, opts.Limit)
-		if err != nil {
-			return err
-		}
-		if opts.Limit > 0 && len(eps) > opts.Limit {
-			eps = eps[:opts.Limit]
-			defer fmt.Fprintf(opts.Stderr, "showing the newest %d; --limit 0 lists them all\n", opts.Limit)
-		}
-		tw := tabwriter.NewWriter(opts.Stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tKIND\tSESSION\tTASK\tAGE\tSTATE")
-		for _, e := range eps {
-			state := "open"
-			if !e.Open() {
-				state = "resolved: " + e.Resolution
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.Kind, e.SessionID, e.TaskTitle, scan.HumanAge(now.Sub(e.Since)), state)
-		}
-		return tw.Flush()
+		return listEpisodes(ctx, opts, st, now)
 	case "show":
 		e, err := st.Episode(ctx, opts.ID)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -192,40 +172,74 @@ func runEpisodes(ctx context.Context, opts Options) error {
 		}
 		return showEpisode(opts.Stdout, e, now)
 	case "resolve":
-		var found bool
-		var session string
-		_, _, err := st.Decide(ctx, func(s ledger.State) (ledger.Plan, error) {
-			in := policy.Input{Now: now, Config: cfg, Slack: cfg.Slack != nil, Reason: func(ledger.Episode) string { return "resolved by hand" }}
-			p, ok := policy.ForceResolve(s, opts.ID, in)
-			found = ok
-			for _, e := range s.Open {
-				if e.ID == opts.ID {
-					session = e.SessionID
-				}
-			}
-			render(&p, s, scan.Report{}, cfg, now)
-			return p, nil
-		})
-		if err != nil {
-			return err
-		}
-		if !found {
-			return fmt.Errorf("no open episode %q", opts.ID)
-		}
-		// Resolving does not mute: a finding kandev still shows is a new
-		// episode at the next cycle, announced again (on today's route).
-		flag := ""
-		if opts.ConfigFile != "" {
-			flag = " --config " + opts.ConfigFile
-		}
-		_, err = fmt.Fprintf(opts.Stdout, "resolved %s; a running daemon edits its Slack message.\n"+
-			"If kandev still shows the finding, the next cycle opens a new episode and announces it; to stop that, add a silence:\n"+
-			"  watchdogd silence add%s --match session_id=%s --for 2h --comment \"…\"\n", opts.ID, flag, session)
-		return err
+		return resolveEpisode(ctx, opts, cfg, st, now)
 	case "retry":
 		return retryEpisodes(ctx, opts, st, now)
 	}
 	return usageError("episodes: want list, show, resolve or retry")
+}
+
+// listEpisodes prints the newest episodes, one line each; a cut list says
+// so on stderr, after the table, so that a pipe reading stdout is not fooled
+// into taking the newest for all.
+func listEpisodes(ctx context.Context, opts Options, st *ledger.Store, now time.Time) error {
+	if opts.Limit < 0 {
+		return usageError("--limit must be 0 (all) or more")
+	}
+	eps, err := st.Episodes(ctx, opts.Open, opts.Limit)
+	if err != nil {
+		return err
+	}
+	if opts.Limit > 0 && len(eps) > opts.Limit {
+		eps = eps[:opts.Limit]
+		defer fmt.Fprintf(opts.Stderr, "showing the newest %d; --limit 0 lists them all\n", opts.Limit)
+	}
+	tw := tabwriter.NewWriter(opts.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tKIND\tSESSION\tTASK\tAGE\tSTATE")
+	for _, e := range eps {
+		state := "open"
+		if !e.Open() {
+			state = "resolved: " + e.Resolution
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.Kind, e.SessionID, e.TaskTitle, scan.HumanAge(now.Sub(e.Since)), state)
+	}
+	return tw.Flush()
+}
+
+// resolveEpisode closes one open episode by hand, through the same decision
+// as a cycle's (so its Slack message is edited by the daemon's next
+// delivery), and tells the operator how to keep it from reopening.
+func resolveEpisode(ctx context.Context, opts Options, cfg *config.Config, st *ledger.Store, now time.Time) error {
+	var found bool
+	var session string
+	_, _, err := st.Decide(ctx, func(s ledger.State) (ledger.Plan, error) {
+		in := policy.Input{Now: now, Config: cfg, Slack: cfg.Slack != nil, Reason: func(ledger.Episode) string { return "resolved by hand" }}
+		p, ok := policy.ForceResolve(s, opts.ID, in)
+		found = ok
+		for _, e := range s.Open {
+			if e.ID == opts.ID {
+				session = e.SessionID
+			}
+		}
+		render(&p, s, scan.Report{}, cfg, now)
+		return p, nil
+	})
+	if err != nil {
+		return err
+	}
+	if !found {
+		return fmt.Errorf("no open episode %q", opts.ID)
+	}
+	// Resolving does not mute: a finding kandev still shows is a new
+	// episode at the next cycle, announced again (on today's route).
+	flag := ""
+	if opts.ConfigFile != "" {
+		flag = " --config " + opts.ConfigFile
+	}
+	_, err = fmt.Fprintf(opts.Stdout, "resolved %s; a running daemon edits its Slack message.\n"+
+		"If kandev still shows the finding, the next cycle opens a new episode and announces it; to stop that, add a silence:\n"+
+		"  watchdogd silence add%s --match session_id=%s --for 2h --comment \"…\"\n", opts.ID, flag, session)
+	return err
 }
 
 // showEpisode prints one episode and every action decided for it, oldest
