@@ -154,6 +154,70 @@ func TestStartClearsAServerThatDiedWithItsOwner(t *testing.T) {
 	}
 }
 
+// TestSweepKeepsAServerItCouldNotStop: when pg_ctl cannot stop a left
+// server that still runs, its directory is kept (its data and pid file are
+// what a person needs to stop it by hand) and the sweep says so, instead of
+// removing the files from under a live server. pg_ctl here is a script that
+// refuses to stop and reports a server running, as it would for a server
+// owned by a user the test may not signal.
+func TestSweepKeepsAServerItCouldNotStop(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	bin := filepath.Join(tmp, "bin")
+	script := "#!/bin/sh\ncase \"$1 $2 $3 $4 $5 $6\" in\n*stop*) echo 'pg_ctl: could not send stop signal: Operation not permitted'; exit 1;;\n*status*) echo 'pg_ctl: server is running'; exit 0;;\nesac\nexit 2\n"
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "pg_ctl"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	owner := exec.Command("true")
+	if err := owner.Run(); err != nil {
+		t.Fatal(err)
+	}
+	left := filepath.Join(tmp, serverPrefix+"left")
+	if err := os.MkdirAll(filepath.Join(left, "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string]string{
+		ownerFile:                               ownerLine(owner.Process.Pid),
+		filepath.Join("data", "postmaster.pid"): "4242\n",
+	} {
+		if err := os.WriteFile(filepath.Join(left, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	out := stderrOf(t, (&Server{binDir: bin}).reapOrphans)
+	if _, err := os.Stat(filepath.Join(left, "data", "postmaster.pid")); err != nil {
+		t.Errorf("the directory of a server the sweep could not stop was removed: %v", err)
+	}
+	want := "could not be cleared: pg_ctl stop: exit status 1: pg_ctl: could not send stop signal: Operation not permitted"
+	if !strings.Contains(out, left) || !strings.Contains(out, want) {
+		t.Errorf("the sweep said %q, want a line naming %s and %q", out, left, want)
+	}
+}
+
+// stderrOf runs f with the process's stderr sent to a file, and returns
+// what f wrote there.
+func stderrOf(t *testing.T, f func()) string {
+	t.Helper()
+	file, err := os.CreateTemp(t.TempDir(), "stderr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = file.Close() }()
+	saved := os.Stderr
+	os.Stderr = file
+	f()
+	os.Stderr = saved
+	b, err := os.ReadFile(file.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 // leaveBehind is the child's part: start a server and a bouncer, name their
 // directories, and exit without closing either.
 func leaveBehind() {
