@@ -164,7 +164,11 @@ func TestSweepKeepsAServerItCouldNotStop(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	bin := filepath.Join(tmp, "bin")
-	script := "#!/bin/sh\ncase \"$1 $2 $3 $4 $5 $6\" in\n*stop*) echo 'pg_ctl: could not send stop signal: Operation not permitted'; exit 1;;\n*status*) echo 'pg_ctl: server is running'; exit 0;;\nesac\nexit 2\n"
+	// pg_ctl's mode is its last argument (the data directory's path, before
+	// it, holds the test's name).
+	script := "#!/bin/sh\nfor mode; do :; done\ncase $mode in\n" +
+		"stop) echo 'pg_ctl: could not send stop signal: Operation not permitted'; exit 1;;\n" +
+		"status) echo 'pg_ctl: server is running'; exit 0;;\nesac\nexit 2\n"
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -209,8 +213,8 @@ func stderrOf(t *testing.T, f func()) string {
 	defer func() { _ = file.Close() }()
 	saved := os.Stderr
 	os.Stderr = file
+	defer func() { os.Stderr = saved }()
 	f()
-	os.Stderr = saved
 	b, err := os.ReadFile(file.Name())
 	if err != nil {
 		t.Fatal(err)
