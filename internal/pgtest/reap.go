@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -94,13 +95,14 @@ func orphaned(dir string) bool {
 }
 
 // reapOrphans stops the servers and bouncers in the temp directory whose
-// owner is gone and removes their files.
-func (s *Server) reapOrphans() {
+// owner is gone, removes their files, and says what it did on w (the test
+// process's stderr).
+func (s *Server) reapOrphans(w io.Writer) {
 	bouncers, _ := filepath.Glob(filepath.Join(os.TempDir(), bouncerPrefix+"*"))
 	for _, dir := range bouncers {
 		if orphaned(dir) {
 			stopBouncerIn(dir)
-			reported("PgBouncer", dir, nil)
+			reported(w, "PgBouncer", dir, nil)
 		}
 	}
 	servers, _ := filepath.Glob(filepath.Join(os.TempDir(), serverPrefix+"*"))
@@ -115,7 +117,7 @@ func (s *Server) reapOrphans() {
 				stopErr = fmt.Errorf("pg_ctl stop: %w: %s", err, strings.TrimSpace(string(out)))
 			}
 		}
-		reported("PostgreSQL", dir, stopErr)
+		reported(w, "PostgreSQL", dir, stopErr)
 	}
 }
 
@@ -129,18 +131,18 @@ func (s *Server) gone() bool {
 }
 
 // reported removes a left server's or bouncer's directory and says so on
-// stderr, or says what failed: a leftover is a symptom worth seeing in a
-// test log.
-func reported(what, dir string, stopErr error) {
+// w, or says what failed: a leftover is a symptom worth seeing in a test
+// log.
+func reported(w io.Writer, what, dir string, stopErr error) {
 	err := stopErr
 	if err == nil {
 		err = os.RemoveAll(dir)
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "pgtest: a %s whose test process had gone, in %s, could not be cleared: %v\n", what, dir, err)
+		fmt.Fprintf(w, "pgtest: a %s whose test process had gone, in %s, could not be cleared: %v\n", what, dir, err)
 		return
 	}
-	fmt.Fprintf(os.Stderr, "pgtest: stopped a %s whose test process had gone, and removed %s\n", what, dir)
+	fmt.Fprintf(w, "pgtest: stopped a %s whose test process had gone, and removed %s\n", what, dir)
 }
 
 // stopBouncerIn kills the pgbouncer whose pid file is in dir, if the

@@ -192,7 +192,9 @@ func TestSweepKeepsAServerItCouldNotStop(t *testing.T) {
 		}
 	}
 
-	out := stderrOf(t, (&Server{binDir: bin}).reapOrphans)
+	var said bytes.Buffer
+	(&Server{binDir: bin}).reapOrphans(&said)
+	out := said.String()
 	if _, err := os.Stat(filepath.Join(left, "data", "postmaster.pid")); err != nil {
 		t.Errorf("the directory of a server the sweep could not stop was removed: %v", err)
 	}
@@ -200,26 +202,6 @@ func TestSweepKeepsAServerItCouldNotStop(t *testing.T) {
 	if !strings.Contains(out, left) || !strings.Contains(out, want) {
 		t.Errorf("the sweep said %q, want a line naming %s and %q", out, left, want)
 	}
-}
-
-// stderrOf runs f with the process's stderr sent to a file, and returns
-// what f wrote there.
-func stderrOf(t *testing.T, f func()) string {
-	t.Helper()
-	file, err := os.CreateTemp(t.TempDir(), "stderr")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = file.Close() }()
-	saved := os.Stderr
-	os.Stderr = file
-	defer func() { os.Stderr = saved }()
-	f()
-	b, err := os.ReadFile(file.Name())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // leaveBehind is the child's part: start a server and a bouncer, name their
