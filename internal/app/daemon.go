@@ -107,6 +107,23 @@ func runDaemon(ctx context.Context, opts Options) error {
 	}
 	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
+	if err := d.start(work, cfg); err != nil {
+		return err
+	}
+	// Where it reads and writes, passwords redacted: the first thing to
+	// check when a daemon finds nothing is that it watches the right kandev.
+	log.Info("watchdogd started", zap.String("version", opts.Version), zap.String("listen", cfg.HTTP.Listen),
+		zap.String("go_memory_limit", applyMemoryLimit(opts.Getenv, os.ReadFile)),
+		zap.String("schedule", cfg.Schedule), zap.Bool("ha", cfg.HA.Enabled), zap.String("holder", d.holder),
+		zap.String("database", dburl.Redact(d.reader.url)), zap.String("ledger", dburl.Redact(d.storeURL)))
+	return d.serve(ctx, srv, cancelWork)
+}
+
+// start begins the work that outlives a cycle: the lease (or leadership
+// outright without HA), the schedule, and the first cycle, which runs at
+// once rather than waiting for the schedule's first tick. work is cancelled
+// only by shutdown, after its grace period, not by SIGTERM itself.
+func (d *daemon) start(work context.Context, cfg *config.Config) error {
 	d.work = work
 	if cfg.HA.Enabled {
 		go d.lease.Run(work)
@@ -114,20 +131,18 @@ func runDaemon(ctx context.Context, opts Options) error {
 		d.m.Leader.Set(1)
 		d.status.setLeader(true)
 	}
-	d.job = cron.NewChain(cron.SkipIfStillRunning(cronLogger{log}), cron.Recover(cronLogger{log})).Then(cron.FuncJob(d.tick))
-	d.sched = cron.New(cron.WithLogger(cronLogger{log}))
+	d.job = cron.NewChain(cron.SkipIfStillRunning(cronLogger{d.log}), cron.Recover(cronLogger{d.log})).Then(cron.FuncJob(d.tick))
+	d.sched = cron.New(cron.WithLogger(cronLogger{d.log}))
 	if err := d.schedule(cfg.Schedule); err != nil {
 		return err
 	}
 	d.sched.Start()
-	go d.job.Run() // the first cycle runs at start
-	// Where it reads and writes, passwords redacted: the first thing to
-	// check when a daemon finds nothing is that it watches the right kandev.
-	log.Info("watchdogd started", zap.String("version", opts.Version), zap.String("listen", cfg.HTTP.Listen),
-		zap.String("go_memory_limit", applyMemoryLimit(opts.Getenv, os.ReadFile)),
-		zap.String("schedule", cfg.Schedule), zap.Bool("ha", cfg.HA.Enabled), zap.String("holder", d.holder),
-		zap.String("database", dburl.Redact(d.reader.url)), zap.String("ledger", dburl.Redact(d.storeURL)))
+	go d.job.Run()
+	return nil
+}
 
+// serve turns SIGHUP into reloads until ctx ends, then shuts down.
+func (d *daemon) serve(ctx context.Context, srv interface{ Shutdown(context.Context) error }, cancelWork context.CancelFunc) error {
 	go d.reloader()
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
