@@ -28,15 +28,8 @@ func runDemo(ctx context.Context, opts Options) error {
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
 	now := opts.now()
-	db, err := kandevtest.CreateSQLite(filepath.Join(dir, "kandev.db"), kandevtest.Options{})
+	kandevURL, err := demoDatabase(ctx, filepath.Join(dir, "kandev.db"), now)
 	if err != nil {
-		return err
-	}
-	if err := db.Write(ctx, kandevtest.Demo(now)); err != nil {
-		_ = db.Close()
-		return fmt.Errorf("build demo database: %w", err)
-	}
-	if err := db.Close(); err != nil {
 		return err
 	}
 	cfg, err := loadConfig(opts)
@@ -47,7 +40,7 @@ func runDemo(ctx context.Context, opts Options) error {
 	if cfg.Slack == nil {
 		cfg.Slack = &config.Slack{DefaultChannel: "#kandev-alerts", MaxMessagesPerCycle: 100}
 	}
-	reader, err := kandev.Open(ctx, db.URL(), kandev.Options{})
+	reader, err := kandev.Open(ctx, kandevURL, kandev.Options{})
 	if err != nil {
 		return err
 	}
@@ -83,4 +76,21 @@ func runDemo(ctx context.Context, opts Options) error {
 	}
 	_ = log.Sync()
 	return nil
+}
+
+// demoDatabase writes the demo's kandev database at path, its clock at now,
+// and returns its URL.
+func demoDatabase(ctx context.Context, path string, now time.Time) (string, error) {
+	db, err := kandevtest.CreateSQLite(path, kandevtest.Options{})
+	if err != nil {
+		return "", err
+	}
+	if err := db.Write(ctx, kandevtest.Demo(now)); err != nil {
+		_ = db.Close()
+		return "", fmt.Errorf("build demo database: %w", err)
+	}
+	if err := db.Close(); err != nil {
+		return "", fmt.Errorf("build demo database: %w", err)
+	}
+	return db.URL(), nil
 }
