@@ -141,8 +141,11 @@ func (d *daemon) start(work context.Context, cfg *config.Config) error {
 	return nil
 }
 
+// shutdowner is the HTTP server as shutdown sees it.
+type shutdowner interface{ Shutdown(context.Context) error }
+
 // serve turns SIGHUP into reloads until ctx ends, then shuts down.
-func (d *daemon) serve(ctx context.Context, srv interface{ Shutdown(context.Context) error }, cancelWork context.CancelFunc) error {
+func (d *daemon) serve(ctx context.Context, srv shutdowner, cancelWork context.CancelFunc) error {
 	go d.reloader()
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -328,7 +331,7 @@ func (d *daemon) succeeded(rep scan.Report) {
 
 // shutdown stops scheduling, lets an in-flight cycle finish within
 // shutdownGrace, releases the lease and closes everything.
-func (d *daemon) shutdown(srv interface{ Shutdown(context.Context) error }, cancelWork context.CancelFunc) error {
+func (d *daemon) shutdown(srv shutdowner, cancelWork context.CancelFunc) error {
 	d.log.Info("shutting down")
 	stopped := d.sched.Stop()
 	// Cron's context covers only the cycles cron started; the first cycle
