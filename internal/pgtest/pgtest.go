@@ -75,7 +75,7 @@ func StartWith(settings ...string) (*Server, error) {
 		gid, _ := strconv.Atoi(u.Gid)
 		s.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
 	}
-	s.reapOrphans(os.Stderr)
+	s.reapOrphans(os.Stderr, syscall.Kill)
 	s.dir, err = os.MkdirTemp("", serverPrefix)
 	if err != nil {
 		return nil, err

@@ -96,13 +96,12 @@ func orphaned(dir string) bool {
 
 // reapOrphans stops the servers and bouncers in the temp directory whose
 // owner is gone, removes their files, and says what it did on w (the test
-// process's stderr).
-func (s *Server) reapOrphans(w io.Writer) {
+// process's stderr). kill signals a bouncer (syscall.Kill but in tests).
+func (s *Server) reapOrphans(w io.Writer, kill func(pid int, sig syscall.Signal) error) {
 	bouncers, _ := filepath.Glob(filepath.Join(os.TempDir(), bouncerPrefix+"*"))
 	for _, dir := range bouncers {
 		if orphaned(dir) {
-			stopBouncerIn(dir)
-			reported(w, "PgBouncer", dir, nil)
+			reported(w, "PgBouncer", dir, stopBouncerIn(dir, kill))
 		}
 	}
 	servers, _ := filepath.Glob(filepath.Join(os.TempDir(), serverPrefix+"*"))
@@ -147,19 +146,23 @@ func reported(w io.Writer, what, dir string, stopErr error) {
 
 // stopBouncerIn kills the pgbouncer whose pid file is in dir, if the
 // process of that pid is still the one run on dir's configuration (a pid
-// can be reused).
-func stopBouncerIn(dir string) {
+// can be reused). It fails only when that process lives on and could not
+// be killed, so that its pid file, what a person needs to stop it, is kept.
+func stopBouncerIn(dir string, kill func(pid int, sig syscall.Signal) error) error {
 	b, err := os.ReadFile(filepath.Join(dir, "pgbouncer.pid"))
 	if err != nil {
-		return
+		return nil
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	if err != nil || pid <= 0 {
-		return
+		return nil
 	}
 	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	if err != nil || !bytes.Contains(cmdline, []byte(filepath.Join(dir, "pgbouncer.ini"))) {
-		return
+		return nil
 	}
-	_ = syscall.Kill(pid, syscall.SIGKILL)
+	if err := kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("kill pgbouncer %d: %w", pid, err)
+	}
+	return nil
 }

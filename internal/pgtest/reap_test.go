@@ -193,7 +193,7 @@ func TestSweepKeepsAServerItCouldNotStop(t *testing.T) {
 	}
 
 	var said bytes.Buffer
-	(&Server{binDir: bin}).reapOrphans(&said)
+	(&Server{binDir: bin}).reapOrphans(&said, syscall.Kill)
 	out := said.String()
 	if _, err := os.Stat(filepath.Join(left, "data", "postmaster.pid")); err != nil {
 		t.Errorf("the directory of a server the sweep could not stop was removed: %v", err)
@@ -241,4 +241,54 @@ func pidIn(t *testing.T, file string) int {
 func running(pid int) bool {
 	f, err := procStat(pid)
 	return err == nil && f[0] != "Z"
+}
+
+// TestSweepKeepsABouncerItCouldNotStop: when the kill of a left bouncer is
+// refused, its directory (and pid file) is kept and the sweep says why; a
+// bouncer that is already gone is cleared. The bouncer is a real process
+// run on the directory's pgbouncer.ini, as the sweep checks; the refusal
+// comes from kill, as it would for a process of another user.
+func TestSweepKeepsABouncerItCouldNotStop(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	owner := exec.Command("true")
+	if err := owner.Run(); err != nil {
+		t.Fatal(err)
+	}
+	left := filepath.Join(tmp, bouncerPrefix+"left")
+	if err := os.MkdirAll(left, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// sh names the ini file as its $0, so it stands in /proc/pid/cmdline.
+	bouncer := exec.Command("sh", "-c", "sleep 60", filepath.Join(left, "pgbouncer.ini"))
+	if err := bouncer.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = bouncer.Process.Kill(); _ = bouncer.Wait() }()
+	for name, content := range map[string]string{
+		ownerFile:       ownerLine(owner.Process.Pid),
+		"pgbouncer.pid": strconv.Itoa(bouncer.Process.Pid) + "\n",
+	} {
+		if err := os.WriteFile(filepath.Join(left, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	var said bytes.Buffer
+	refuse := func(int, syscall.Signal) error { return syscall.EPERM }
+	(&Server{}).reapOrphans(&said, refuse)
+	if _, err := os.Stat(filepath.Join(left, "pgbouncer.pid")); err != nil {
+		t.Errorf("the directory of a bouncer the sweep could not stop was removed: %v", err)
+	}
+	want := fmt.Sprintf("could not be cleared: kill pgbouncer %d: operation not permitted", bouncer.Process.Pid)
+	if out := said.String(); !strings.Contains(out, left) || !strings.Contains(out, want) {
+		t.Errorf("the sweep said %q, want a line naming %s and %q", out, left, want)
+	}
+
+	said.Reset()
+	gone := func(int, syscall.Signal) error { return syscall.ESRCH }
+	(&Server{}).reapOrphans(&said, gone)
+	if _, err := os.Stat(left); !os.IsNotExist(err) {
+		t.Errorf("%s, whose bouncer is gone, is still there (%v); the sweep said %q", left, err, said.String())
+	}
 }
