@@ -144,25 +144,32 @@ func reported(w io.Writer, what, dir string, stopErr error) {
 	fmt.Fprintf(w, "pgtest: stopped a %s whose test process had gone, and removed %s\n", what, dir)
 }
 
-// stopBouncerIn kills the pgbouncer whose pid file is in dir, if the
-// process of that pid is still the one run on dir's configuration (a pid
-// can be reused). It fails only when that process lives on and could not
-// be killed, so that its pid file, what a person needs to stop it, is kept.
+// stopBouncerIn kills the pgbouncer whose pid file is in dir, if there
+// is one. It fails only when that process lives on and could not be
+// killed, so that its pid file, what a person needs to stop it, is kept.
 func stopBouncerIn(dir string, kill func(pid int, sig syscall.Signal) error) error {
-	b, err := os.ReadFile(filepath.Join(dir, "pgbouncer.pid"))
-	if err != nil {
-		return nil
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || pid <= 0 {
-		return nil
-	}
-	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil || !bytes.Contains(cmdline, []byte(filepath.Join(dir, "pgbouncer.ini"))) {
+	pid, ok := bouncerIn(dir)
+	if !ok {
 		return nil
 	}
 	if err := kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("kill pgbouncer %d: %w", pid, err)
 	}
 	return nil
+}
+
+// bouncerIn is the pid in dir's pid file, if the process of that pid is
+// still the one run on dir's configuration (a pid can be reused): without
+// a pid file or such a process there is nothing to stop.
+func bouncerIn(dir string) (int, bool) {
+	b, err := os.ReadFile(filepath.Join(dir, "pgbouncer.pid"))
+	if err != nil {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return 0, false
+	}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	return pid, err == nil && bytes.Contains(cmdline, []byte(filepath.Join(dir, "pgbouncer.ini")))
 }
