@@ -28,13 +28,6 @@ func KandevFragments(d Dialect, alias string) (predicate, orderBy string) {
 	return eligible(d, alias), keys234(d, alias)
 }
 
-// OpenFragment selects the open eligible conversational turns (the D2
-// invariant watchdogd observes).
-func OpenFragment(d Dialect, alias string) string {
-	p, _ := Fragments(d, alias)
-	return fmt.Sprintf("(%s.completed_at IS NULL AND %s)", alias, p)
-}
-
 func eligible(d Dialect, alias string) string {
 	meta := alias + ".metadata"
 	return fmt.Sprintf("(NOT %s OR %s OR EXISTS (SELECT 1 FROM task_session_messages authority_m WHERE authority_m.turn_id = %s.id))",
@@ -81,16 +74,4 @@ func mustIdent(s string) {
 func NewestFirst(d Dialect, alias string) string {
 	mustIdent(alias)
 	return keys234(d, alias)
-}
-
-// OldestFirst orders turns by D1 keys 2–4 reversed (NULL first, as the
-// reverse of a NULLS LAST descending order), for "the second-oldest open
-// turn".
-func OldestFirst(d Dialect, alias string) string {
-	mustIdent(alias)
-	nulls := ""
-	if d == Postgres {
-		nulls = " NULLS FIRST"
-	}
-	return fmt.Sprintf("%[1]s.started_at ASC, %[1]s.created_at ASC%[2]s, %[1]s.id ASC", alias, nulls)
 }

@@ -86,24 +86,3 @@ func (s *Store) OpenCounts(ctx context.Context) (map[string]int, error) {
 	}
 	return out, s.wrap("count episodes", closeRows(rows))
 }
-
-// ForceResolve resolves an episode by hand (`watchdogd episodes resolve`):
-// its pending actions are superseded; false when it was not open.
-func (s *Store) ForceResolve(ctx context.Context, id, reason string, now time.Time) (bool, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return false, s.wrap("resolve episode", err)
-	}
-	defer func() { _ = tx.Rollback() }()
-	res, err := tx.ExecContext(ctx, s.q(`UPDATE episodes SET resolved_us = ?, resolution = ? WHERE id = ? AND resolved_us IS NULL`), us(now), reason, id)
-	if err != nil {
-		return false, s.wrap("resolve episode", err)
-	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		return false, nil
-	}
-	if _, err := tx.ExecContext(ctx, s.q(`UPDATE actions SET state = 'superseded', updated_us = ? WHERE episode_id = ? AND state = 'pending'`), us(now), id); err != nil {
-		return false, s.wrap("resolve episode", err)
-	}
-	return true, s.wrap("resolve episode", tx.Commit())
-}

@@ -211,9 +211,6 @@ func (s *Store) migrate(ctx context.Context, dialect goose.Dialect, opts []goose
 // Close closes the connections.
 func (s *Store) Close() error { return s.db.Close() }
 
-// Name is the ledger's redacted URL.
-func (s *Store) Name() string { return s.name }
-
 // Ping checks the ledger is reachable (readiness).
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.db.PingContext(ctx); err != nil {
