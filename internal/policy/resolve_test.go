@@ -1,0 +1,96 @@
+package policy
+
+import (
+	"testing"
+	"time"
+
+	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/scan"
+)
+
+// TestForceResolve: `watchdogd episodes resolve` closes an episode now,
+// whatever its resolve hold, through the same resolve as a cleared finding:
+// pending steps are superseded and a first message that may have landed is
+// edited in place.
+func TestForceResolve(t *testing.T) {
+	m := time.Minute
+	held := cfgWith("slack:\n  token_file: /dev/null\n  default_channel: C-default\npolicy:\n  stalled_turn:\n    resolve_hold: 1h\n")
+	opened := func(first string, uncertain bool) ledger.State {
+		in := input(t0, finding(scan.KindStalledTurn, t0.Add(-20*m)))
+		st := episode(Decide(ledger.State{}, in), first)
+		st.Open[0].Actions[0].Uncertain = uncertain
+		// A later step, decided but not yet delivered.
+		st.Open[0].Actions = append(st.Open[0].Actions, ledger.Action{Key: "later", EpisodeID: st.Open[0].ID,
+			Kind: ledger.KindSlack, State: ledger.StatePending})
+		return st
+	}
+	tests := []struct {
+		name    string
+		state   ledger.State
+		id      string
+		slack   bool
+		hold    bool // the kind's resolve_hold is an hour
+		missing time.Time
+		// want
+		ok        bool
+		actions   string
+		supersede int
+	}{
+		{name: "delivered first message: edited, later step superseded",
+			state: opened(ledger.StateDelivered, false), id: "ep1", slack: true,
+			ok: true, actions: "resolve:slack_update@C-default^parent", supersede: 1},
+		{name: "an hour's hold does not delay a resolve by hand",
+			state: opened(ledger.StateDelivered, false), id: "ep1", slack: true, hold: true,
+			ok: true, actions: "resolve:slack_update@C-default^parent", supersede: 1},
+		{name: "missing for a minute of the hold: resolved now",
+			state: opened(ledger.StateDelivered, false), id: "ep1", slack: true, hold: true, missing: t0.Add(-m),
+			ok: true, actions: "resolve:slack_update@C-default^parent", supersede: 1},
+		{name: "a first message that may have landed (claimed) is edited too",
+			state: opened(ledger.StateClaimed, false), id: "ep1", slack: true,
+			ok: true, actions: "resolve:slack_update@C-default^parent", supersede: 1},
+		{name: "an uncertain pending first message may have landed: edited, not superseded",
+			state: opened(ledger.StatePending, true), id: "ep1", slack: true,
+			ok: true, actions: "resolve:slack_update@C-default^parent", supersede: 1},
+		{name: "a first message that never went out resolves silently and is superseded",
+			state: opened(ledger.StatePending, false), id: "ep1", slack: true,
+			ok: true, actions: "", supersede: 2},
+		{name: "Slack no longer configured: resolved without an edit",
+			state: opened(ledger.StateDelivered, false), id: "ep1", slack: false,
+			ok: true, actions: "", supersede: 1},
+		{name: "not an open episode: nothing planned",
+			state: opened(ledger.StateDelivered, false), id: "ep2", slack: true,
+			ok: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := input(t0.Add(2*m), finding(scan.KindStalledTurn, t0.Add(-20*m)))
+			in.Slack, in.Reason = tt.slack, func(ledger.Episode) string { return "resolved by hand" }
+			if tt.hold {
+				in.Config = held
+			}
+			tt.state.Open[0].MissingSince = tt.missing
+			p, ok := ForceResolve(tt.state, tt.id, in)
+			if ok != tt.ok {
+				t.Fatalf("ok = %v, want %v", ok, tt.ok)
+			}
+			if !tt.ok {
+				if len(p.Resolve)+len(p.Actions)+len(p.Supersede)+len(p.Missing) != 0 {
+					t.Fatalf("plan for an episode that is not open: %+v", p)
+				}
+				return
+			}
+			if len(p.Resolve) != 1 || p.Resolve[0].ID != tt.id || p.Resolve[0].Reason != "resolved by hand" || !p.Resolve[0].At.Equal(in.Now) {
+				t.Errorf("resolve = %+v, want %s now, resolved by hand", p.Resolve, tt.id)
+			}
+			if got := seqs(p.Actions); got != tt.actions {
+				t.Errorf("actions = %q, want %q", got, tt.actions)
+			}
+			if len(p.Supersede) != tt.supersede {
+				t.Errorf("superseded %v, want %d keys", p.Supersede, tt.supersede)
+			}
+			if len(p.Missing) != 0 {
+				t.Errorf("a resolve by hand recorded a miss: %v", p.Missing)
+			}
+		})
+	}
+}
