@@ -89,18 +89,24 @@ func (r *Reader) messagesOf(ctx context.Context, tx *sql.Tx, snap *Snapshot, ses
 			again = append(again, i)
 			continue
 		}
-		for _, m := range msgs {
-			if m.Meta.Kind == authority.Malformed {
-				snap.Malformed = append(snap.Malformed, RowRef{Table: "task_session_messages", ID: m.ID})
-				sessions[i].MalformedMetadata = true
-			}
-		}
-		sessions[i].Messages = msgs
+		setMessages(snap, &sessions[i], msgs)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, r.wrap("read current-turn messages", err)
 	}
 	return again, nil
+}
+
+// setMessages gives a session its current turn's messages and lists those
+// whose metadata is malformed, which the report names row by row.
+func setMessages(snap *Snapshot, s *Session, msgs []Message) {
+	for _, m := range msgs {
+		if m.Meta.Kind == authority.Malformed {
+			snap.Malformed = append(snap.Malformed, RowRef{Table: "task_session_messages", ID: m.ID})
+			s.MalformedMetadata = true
+		}
+	}
+	s.Messages = msgs
 }
 
 // decodeMessages reads one turn's probe on SQLite: [newest plain agent
