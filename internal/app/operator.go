@@ -210,24 +210,18 @@ func listEpisodes(ctx context.Context, opts Options, st *ledger.Store, now time.
 // as a cycle's (so its Slack message is edited by the daemon's next
 // delivery), and tells the operator how to keep it from reopening.
 func resolveEpisode(ctx context.Context, opts Options, cfg *config.Config, st *ledger.Store, now time.Time) error {
-	var found bool
-	var session string
+	var resolved *ledger.Episode
 	_, _, err := st.Decide(ctx, func(s ledger.State) (ledger.Plan, error) {
 		in := policy.Input{Now: now, Config: cfg, Slack: cfg.Slack != nil, Reason: func(ledger.Episode) string { return "resolved by hand" }}
-		p, ok := policy.ForceResolve(s, opts.ID, in)
-		found = ok
-		for _, e := range s.Open {
-			if e.ID == opts.ID {
-				session = e.SessionID
-			}
-		}
+		var p ledger.Plan
+		p, resolved = policy.ForceResolve(s, opts.ID, in)
 		render(&p, s, scan.Report{}, cfg, now)
 		return p, nil
 	})
 	if err != nil {
 		return err
 	}
-	if !found {
+	if resolved == nil {
 		return fmt.Errorf("no open episode %q", opts.ID)
 	}
 	// Resolving does not mute: a finding kandev still shows is a new
@@ -238,7 +232,7 @@ func resolveEpisode(ctx context.Context, opts Options, cfg *config.Config, st *l
 	}
 	_, err = fmt.Fprintf(opts.Stdout, "resolved %s; a running daemon edits its Slack message.\n"+
 		"If kandev still shows the finding, the next cycle opens a new episode and announces it; to stop that, add a silence:\n"+
-		"  watchdogd silence add%s --match session_id=%s --for 2h --comment \"…\"\n", opts.ID, flag, session)
+		"  watchdogd silence add%s --match session_id=%s --for 2h --comment \"…\"\n", opts.ID, flag, resolved.SessionID)
 	return err
 }
 

@@ -341,15 +341,16 @@ func deref(s *string) string {
 
 // ForceResolve resolves one open episode by hand (`watchdogd episodes
 // resolve`): the same resolve as when a finding clears, so a sent first
-// message is edited to say so. ok is false when the episode is not open.
-func ForceResolve(st ledger.State, id string, in Input) (ledger.Plan, bool) {
+// message is edited to say so. It returns the episode resolved (the
+// operator is told its session), nil when no open episode has that id.
+func ForceResolve(st ledger.State, id string, in Input) (ledger.Plan, *ledger.Episode) {
 	p := planner{in: in, plan: ledger.Plan{Now: in.Now}}
-	for _, e := range st.Open {
+	for i, e := range st.Open {
 		if e.ID == id {
 			e.MissingSince = in.Now.Add(-p.policy(e.Kind).ResolveHold)
 			p.missing(e)
-			return p.plan, true
+			return p.plan, &st.Open[i]
 		}
 	}
-	return ledger.Plan{}, false
+	return ledger.Plan{}, nil
 }

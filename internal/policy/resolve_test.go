@@ -72,9 +72,9 @@ func TestForceResolve(t *testing.T) {
 				in.Config = held
 			}
 			tt.state.Open[0].MissingSince = tt.missing
-			p, ok := ForceResolve(tt.state, tt.id, in)
-			if ok != tt.ok {
-				t.Fatalf("ok = %v, want %v", ok, tt.ok)
+			p, e := ForceResolve(tt.state, tt.id, in)
+			if (e != nil) != tt.ok || e != nil && e.ID != tt.id {
+				t.Fatalf("episode = %+v, want %s: %v", e, tt.id, tt.ok)
 			}
 			if !tt.ok {
 				if len(p.Resolve)+len(p.Actions)+len(p.Supersede)+len(p.Missing) != 0 {
