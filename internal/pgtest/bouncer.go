@@ -62,6 +62,12 @@ func (s *Server) StartBouncer(mode string, size int) (*Bouncer, error) {
 	if upstream.Password != "" {
 		password = " password=" + upstream.Password
 	}
+	// Every test makes a database of its own, and PgBouncer keeps a pool
+	// per database: with its default server_idle_timeout (600 s) the
+	// server connections of tests long done pile up on the test server
+	// until it refuses new clients (max_connections), as -count=4 of the
+	// ledger's tests did. Ten seconds idle is far beyond any one test's
+	// pause between statements.
 	ini := fmt.Sprintf(`[databases]
 * = host=%s port=%d user=%s%s
 [pgbouncer]
@@ -73,6 +79,7 @@ auth_file = %s
 pool_mode = %s
 default_pool_size = %d
 max_client_conn = 50
+server_idle_timeout = 10
 logfile = %s
 pidfile = %s
 `, upstream.Host, upstream.Port, upstream.User, password, b.port,
