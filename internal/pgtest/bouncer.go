@@ -65,9 +65,10 @@ func (s *Server) StartBouncer(mode string, size int) (*Bouncer, error) {
 	// Every test makes a database of its own, and PgBouncer keeps a pool
 	// per database: with its default server_idle_timeout (600 s) the
 	// server connections of tests long done pile up on the test server
-	// until it refuses new clients (max_connections), as -count=4 of the
-	// ledger's tests did. Ten seconds idle is far beyond any one test's
-	// pause between statements.
+	// until it refuses new clients (max_connections). Under `go test
+	// -count=4 ./internal/...` the ledger's server reached its 200, and
+	// refused clients in one run; with 10 s it peaked at 44. Ten seconds
+	// idle is far beyond any one test's pause between statements.
 	ini := fmt.Sprintf(`[databases]
 * = host=%s port=%d user=%s%s
 [pgbouncer]
