@@ -265,25 +265,24 @@ func TestSweepKeepsABouncerItCouldNotStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = bouncer.Process.Kill(); _ = bouncer.Wait() }()
-	// Start returns once the exec is under way, but the kernel sets up the
-	// new command line a moment later: until then it reads empty, and the
-	// sweep would rightly take the pid for another process.
-	ini := []byte(filepath.Join(left, "pgbouncer.ini"))
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", bouncer.Process.Pid))
-		if bytes.Contains(cmdline, ini) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the stand-in bouncer's command line is %q after 10 s, want it to name %s", cmdline, ini)
-		}
-	}
 	for name, content := range map[string]string{
 		ownerFile:       ownerLine(owner.Process.Pid),
 		"pgbouncer.pid": strconv.Itoa(bouncer.Process.Pid) + "\n",
 	} {
 		if err := os.WriteFile(filepath.Join(left, name), []byte(content), 0o644); err != nil {
 			t.Fatal(err)
+		}
+	}
+	// Start returns once the exec is under way, but the kernel sets up the
+	// new command line a moment later: until then it reads empty, and the
+	// sweep would rightly take the pid for another process. So wait until
+	// the sweep's own test (bouncerIn) knows the stand-in.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if _, ok := bouncerIn(left); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10 s the stand-in bouncer (pid %d) is still not taken for one run on %s", bouncer.Process.Pid, left)
 		}
 	}
 
