@@ -93,19 +93,37 @@ func analyze(s kandev.Session, interruptTarget bool, opts Options, now time.Time
 		out = append(out, g)
 	}
 	th := opts.Thresholds
-	cur := s.Current
+	askFindings(f, s.Current, kandevTurn, th, now, add)
+	turnFindings(s, f, th, now, add)
+	if at, ok := interruptedAt(s); ok && interruptTarget && s.State == "WAITING_FOR_INPUT" &&
+		(s.Current == nil || !s.Current.Open) && !f.anyPending && s.Queued == 0 && now.Sub(at) >= th.InterruptedAfter {
+		add(KindInterruptedSession, at, nil, nil, nil)
+	}
+	if s.OpenTurns > 1 && !s.SecondOpenStartedAt.IsZero() {
+		add(KindMultipleOpenTurns, s.SecondOpenStartedAt, nil, nil, &Detail{OpenTurns: s.OpenTurns})
+	}
+	return sr, out
+}
+
+// adder records one finding of a session: its kind, since when, its turn
+// and pending message if any, and its detail.
+type adder func(kind string, since time.Time, turnID, pendingID *string, d *Detail)
+
+// askFindings adds the current turn's questions and permission request
+// that have waited past their thresholds. A question on a turn kandev does
+// not show as current is shadowed: kandev's UI shows it nowhere.
+func askFindings(f facts, cur *kandev.Turn, kandevTurn string, th Thresholds, now time.Time, add adder) {
 	var turnID *string
-	lastActivity := time.Time{}
+	curID := "" // the reader reads messages only for a current turn; a hand-built snapshot may not
 	if cur != nil {
-		turnID = &cur.ID
-		lastActivity = latest(cur.StartedAt, f.lastAgent)
+		turnID, curID = &cur.ID, cur.ID
 	}
 	for _, b := range f.bundles {
 		if b.askedAt.IsZero() || now.Sub(b.askedAt) < th.ClarificationAfter {
 			continue
 		}
 		kind, d := KindUnansweredClarification, &Detail{Questions: b.questions, Detached: b.detached}
-		if kandevTurn != cur.ID {
+		if kandevTurn != curID {
 			kind, d.KandevTurnID = KindShadowedClarification, kandevTurn
 		}
 		add(kind, b.askedAt, turnID, ptr(b.pendingID), d)
@@ -113,30 +131,27 @@ func analyze(s kandev.Session, interruptTarget bool, opts Options, now time.Time
 	if p := f.permission; p != nil && !p.requestedAt.IsZero() && now.Sub(p.requestedAt) >= th.PermissionAfter {
 		add(KindPendingPermission, p.requestedAt, turnID, ptr(p.pendingID), &Detail{Permission: p.text})
 	}
-	nothingPending := !f.anyPending
+}
+
+// turnFindings adds what the current turn's progress shows: a turn (or a
+// launch) that never started, or a turn whose agent went quiet.
+func turnFindings(s kandev.Session, f facts, th Thresholds, now time.Time, add adder) {
+	cur := s.Current
 	working := s.State == "STARTING" || s.State == "RUNNING"
 	switch {
-	case working && cur != nil && cur.Open && nothingPending && f.lastAgent.IsZero():
+	case working && cur != nil && cur.Open && !f.anyPending && f.lastAgent.IsZero():
 		if !cur.StartedAt.IsZero() && now.Sub(cur.StartedAt) >= th.NeverStartedAfter {
-			add(KindNeverStarted, cur.StartedAt, turnID, nil, nil)
+			add(KindNeverStarted, cur.StartedAt, &cur.ID, nil, nil)
 		}
 	case s.State == "STARTING" && cur == nil:
 		if !s.StartedAt.IsZero() && now.Sub(s.StartedAt) >= th.NeverStartedAfter {
 			add(KindNeverStarted, s.StartedAt, nil, nil, nil) // a launch hang
 		}
-	case s.State == "RUNNING" && cur != nil && cur.Open && nothingPending && !f.lastAgent.IsZero():
-		if now.Sub(lastActivity) >= th.StallAfter {
-			add(KindStalledTurn, lastActivity, turnID, nil, &Detail{LastActivityAt: rfc(f.lastAgent), LastActivityType: f.lastAgentType})
+	case s.State == "RUNNING" && cur != nil && cur.Open && !f.anyPending && !f.lastAgent.IsZero():
+		if last := latest(cur.StartedAt, f.lastAgent); now.Sub(last) >= th.StallAfter {
+			add(KindStalledTurn, last, &cur.ID, nil, &Detail{LastActivityAt: rfc(f.lastAgent), LastActivityType: f.lastAgentType})
 		}
 	}
-	if at, ok := interruptedAt(s); ok && interruptTarget && s.State == "WAITING_FOR_INPUT" &&
-		(cur == nil || !cur.Open) && nothingPending && s.Queued == 0 && now.Sub(at) >= th.InterruptedAfter {
-		add(KindInterruptedSession, at, nil, nil, nil)
-	}
-	if s.OpenTurns > 1 && !s.SecondOpenStartedAt.IsZero() {
-		add(KindMultipleOpenTurns, s.SecondOpenStartedAt, nil, nil, &Detail{OpenTurns: s.OpenTurns})
-	}
-	return sr, out
 }
 
 // interruptedAt reads the task's interrupted_at (RFC 3339 text).

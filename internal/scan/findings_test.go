@@ -121,6 +121,12 @@ func TestRules(t *testing.T) {
 		{"shadowed clarification", []kandev.Session{with(session("WAITING_FOR_INPUT", 80*time.Minute,
 			clarification("p1", "q1", "-", 70*time.Minute, "")), func(s *kandev.Session) { s.KandevTurnID = "boot" })}, defaults,
 			[]string{"shadowed_clarification 1h10m p1"}},
+		// A question with no current turn (the reader never builds one:
+		// it reads messages only for a current turn) is still reported,
+		// with no turn, and shadowed since kandev shows another turn.
+		{"question without a current turn", []kandev.Session{with(session("WAITING_FOR_INPUT", 80*time.Minute,
+			clarification("p1", "q1", "-", 70*time.Minute, "")), func(s *kandev.Session) { s.Current, s.KandevTurnID = nil, "boot" })}, defaults,
+			[]string{"shadowed_clarification 1h10m p1"}},
 		// With kandev.current_turn_rule: spec the two rules coincide.
 		{"spec rule: never shadowed", []kandev.Session{with(session("WAITING_FOR_INPUT", 80*time.Minute,
 			clarification("p1", "q1", "-", 70*time.Minute, "")), func(s *kandev.Session) { s.KandevTurnID = "boot" })}, spec,
