@@ -58,6 +58,24 @@ func (s *Server) StartBouncer(mode string, size int) (*Bouncer, error) {
 		b.Close()
 		return nil, err
 	}
+	ini := bouncerIni(upstream, b.port, b.dir, mode, size)
+	files := map[string]string{"pgbouncer.ini": ini, "users.txt": strconv.Quote(upstream.User) + ` ""` + "\n"}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(b.dir, name), []byte(content), 0o600); err != nil {
+			b.Close()
+			return nil, err
+		}
+	}
+	if err := b.start(bin, s.cred); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// bouncerIni is PgBouncer's configuration: every database of the upstream
+// server, trusted local clients, and its files in dir.
+func bouncerIni(upstream *pgx.ConnConfig, port int, dir, mode string, size int) string {
 	password := ""
 	if upstream.Password != "" {
 		password = " password=" + upstream.Password
@@ -69,7 +87,7 @@ func (s *Server) StartBouncer(mode string, size int) (*Bouncer, error) {
 	// -count=4 ./internal/...` the ledger's server reached its 200, and
 	// refused clients in one run; with 10 s it peaked at 44. Ten seconds
 	// idle is far beyond any one test's pause between statements.
-	ini := fmt.Sprintf(`[databases]
+	return fmt.Sprintf(`[databases]
 * = host=%s port=%d user=%s%s
 [pgbouncer]
 listen_addr = 127.0.0.1
@@ -83,20 +101,8 @@ max_client_conn = 50
 server_idle_timeout = 10
 logfile = %s
 pidfile = %s
-`, upstream.Host, upstream.Port, upstream.User, password, b.port,
-		filepath.Join(b.dir, "users.txt"), mode, size, filepath.Join(b.dir, "pgbouncer.log"), filepath.Join(b.dir, "pgbouncer.pid"))
-	files := map[string]string{"pgbouncer.ini": ini, "users.txt": strconv.Quote(upstream.User) + ` ""` + "\n"}
-	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(b.dir, name), []byte(content), 0o600); err != nil {
-			b.Close()
-			return nil, err
-		}
-	}
-	if err := b.start(bin, s.cred); err != nil {
-		b.Close()
-		return nil, err
-	}
-	return b, nil
+`, upstream.Host, upstream.Port, upstream.User, password, port,
+		filepath.Join(dir, "users.txt"), mode, size, filepath.Join(dir, "pgbouncer.log"), filepath.Join(dir, "pgbouncer.pid"))
 }
 
 // start runs pgbouncer in the foreground (as the postgres user when root:
