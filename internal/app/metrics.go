@@ -84,6 +84,13 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 		m.OldestFindingAge, m.EpisodesOpen, m.EpisodesUntold, m.Actions, m.ActionDelivery, m.SlackRateLimited, m.MalformedMetadata,
 		m.Leader, m.ReloadSuccess, m.ReloadTimestamp)
 	m.BuildInfo.WithLabelValues(version, runtime.Version()).Set(1)
+	m.precreate()
+	return m
+}
+
+// precreate makes every label combination exist at zero, so that a rate()
+// or an alert on a result that has not happened yet has a series to read.
+func (m *Metrics) precreate() {
 	for _, r := range []string{"success", "error"} {
 		m.Scans.WithLabelValues(r)
 	}
@@ -99,7 +106,6 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 			m.Actions.WithLabelValues(a, r)
 		}
 	}
-	return m
 }
 
 // observeReport sets the scan gauges from a report.
