@@ -123,7 +123,7 @@ func TestRules(t *testing.T) {
 			[]string{"shadowed_clarification 1h10m p1"}},
 		// A question with no current turn (the reader never builds one:
 		// it reads messages only for a current turn) is still reported,
-		// with no turn, and shadowed since kandev shows another turn.
+		// shadowed since kandev shows another turn; it once panicked.
 		{"question without a current turn", []kandev.Session{with(session("WAITING_FOR_INPUT", 80*time.Minute,
 			clarification("p1", "q1", "-", 70*time.Minute, "")), func(s *kandev.Session) { s.Current, s.KandevTurnID = nil, "boot" })}, defaults,
 			[]string{"shadowed_clarification 1h10m p1"}},
