@@ -52,10 +52,14 @@ func queuedJoin(hasQueued bool) (join, col string) {
 	return "LEFT JOIN (SELECT session_id, COUNT(*) AS n FROM queued_messages GROUP BY session_id) q ON q.session_id = r.session_id", "COALESCE(q.n, 0)"
 }
 
-// ts selects a timestamp column: as text on SQLite (modernc would otherwise
-// turn declared TIMESTAMP columns into time.Time, rewriting the text and
-// failing the scan on one unparseable value), natively on PostgreSQL.
-func ts(d authority.Dialect, col string) string {
+// asText selects a column as text on SQLite, as it is on PostgreSQL. A
+// timestamp column would otherwise come back as time.Time from modernc,
+// which rewrites the text and fails the scan on one unparseable value. A
+// value put into JSON must not be a BLOB: SQLite keeps whatever a writer
+// binds, so a TEXT column written from a []byte holds one, and its JSON
+// functions refuse it ("JSON cannot hold BLOB values"), failing the whole
+// statement. PostgreSQL's text columns hold text only.
+func asText(d authority.Dialect, col string) string {
 	if d == authority.SQLite {
 		return "CAST(" + col + " AS TEXT)"
 	}
@@ -72,7 +76,7 @@ func badExpr(d authority.Dialect, alias, only string) string {
 		only += " AND "
 	}
 	if d == authority.SQLite {
-		return fmt.Sprintf("CASE WHEN %[2]s%[1]s.metadata IS NOT NULL AND NOT json_valid(%[1]s.metadata) THEN %[1]s.id END", alias, only)
+		return fmt.Sprintf("CASE WHEN %[2]s%[1]s.metadata IS NOT NULL AND NOT json_valid(%[1]s.metadata) THEN CAST(%[1]s.id AS TEXT) END", alias, only)
 	}
 	return fmt.Sprintf("CASE WHEN %[2]s%[1]s.metadata IS NOT NULL AND (%[1]s.metadata)::jsonb IS NULL THEN %[1]s.id END", alias, only)
 }
@@ -118,7 +122,7 @@ func sessionsQuery(d authority.Dialect, hasQueued, oneTask bool, probeIndex stri
 		arr, agg = "json_build_array", "json_agg"
 	}
 	lifecycle := authority.FlagSQL(d, "tu.metadata", authority.KeyLifecycleOnly)
-	kandevCols := fmt.Sprintf("%s(tu.id, %s, %s, %s, CAST(%s AS TEXT))%s", arr, ts(d, "tu.started_at"), ts(d, "tu.completed_at"),
+	kandevCols := fmt.Sprintf("%s(%s, %s, %s, %s, CAST(%s AS TEXT))%s", arr, asText(d, "tu.id"), asText(d, "tu.started_at"), asText(d, "tu.completed_at"),
 		badExpr(d, "tu", ""), lifecycle, textCast(d))
 	// On PostgreSQL the open-turn probe names kandev's turn (k.id) and
 	// leaves its metadata alone: that turn is usually the open one, and its
@@ -128,12 +132,12 @@ func sessionsQuery(d authority.Dialect, hasQueued, oneTask bool, probeIndex stri
 	if d == authority.Postgres {
 		openOnly = "tu.id IS DISTINCT FROM k.id"
 	}
-	open := fmt.Sprintf(`(SELECT %[1]s(%[2]s(tu.id, %[3]s, %[4]s, %[5]s))%[6]s FROM task_session_turns tu
+	open := fmt.Sprintf(`(SELECT %[1]s(%[2]s(%[8]s, %[3]s, %[4]s, %[5]s))%[6]s FROM task_session_turns tu
        WHERE tu.task_session_id = a.session_id AND tu.completed_at IS NULL AND %[7]s)`,
-		agg, arr, ts(d, "tu.started_at"), ts(d, "tu.created_at"), badExpr(d, "tu", openOnly), textCast(d), pred)
+		agg, arr, asText(d, "tu.started_at"), asText(d, "tu.created_at"), badExpr(d, "tu", openOnly), textCast(d), pred, asText(d, "tu.id"))
 	conversational := func(isLifecycle, session string) string {
 		return fmt.Sprintf("CASE WHEN %s THEN %s END", isLifecycle, newestProbe(d,
-			fmt.Sprintf("%s(tu.id, %s, %s, %s)%s", arr, ts(d, "tu.started_at"), ts(d, "tu.completed_at"), badExpr(d, "tu", ""), textCast(d)),
+			fmt.Sprintf("%s(%s, %s, %s, %s)%s", arr, asText(d, "tu.id"), asText(d, "tu.started_at"), asText(d, "tu.completed_at"), badExpr(d, "tu", ""), textCast(d)),
 			hint, session, rulePred, newest))
 	}
 	qjoin, qcol := queuedJoin(hasQueued)
@@ -222,7 +226,7 @@ FROM active r
 LEFT JOIN task_session_turns tu ON tu.task_session_id = r.session_id
 %[6]s
 ORDER BY r.session_id`,
-		activeCTE(d, oneTask), qcol, ts(d, "tu.started_at"), ts(d, "tu.created_at"), ts(d, "tu.completed_at"), qjoin)
+		activeCTE(d, oneTask), qcol, asText(d, "tu.started_at"), asText(d, "tu.created_at"), asText(d, "tu.completed_at"), qjoin)
 }
 
 // messagesQuery reads what the rules need from the current turns' messages,
@@ -260,6 +264,10 @@ ORDER BY r.session_id`,
 // out the whole list again. Without the two, every turn of the benchmark's
 // medium dataset comes back as the same text, and the statement ran 1–6 %
 // faster (three runs of 31 rounds, the two forms in a random order).
+// Each value it puts into JSON is cast to text, since one BLOB would fail
+// the statement (see asText); the casts cost nothing measurable (six runs of
+// 21 rounds at the benchmark's medium size, the sessions statement's
+// casts included).
 func messagesQuery(d authority.Dialect, unordered bool) string {
 	interesting := `((m.author_type = 'agent' AND m.type IN ('status', 'script_execution')) OR m.type IN ('clarification_request', 'permission_request'))`
 	plain := `m.author_type = 'agent' AND m.type NOT IN ('status', 'script_execution')`
@@ -277,8 +285,9 @@ func messagesQuery(d authority.Dialect, unordered bool) string {
 SELECT c.n,
   (SELECT json_array(
             CASE WHEN ` + newest + ` IS NOT NULL THEN CAST(m.updated_at AS TEXT) END,
-            CASE WHEN ` + newest + ` IS NOT NULL THEN m.type END,
-            json_group_array(json_array(m.id, m.author_type, m.type, substr(m.content, 1, 8192), m.metadata,
+            CASE WHEN ` + newest + ` IS NOT NULL THEN CAST(m.type AS TEXT) END,
+            json_group_array(json_array(CAST(m.id AS TEXT), CAST(m.author_type AS TEXT), CAST(m.type AS TEXT),
+              substr(CAST(m.content AS TEXT), 1, 8192), CAST(m.metadata AS TEXT),
               CAST(m.created_at AS TEXT), CAST(m.updated_at AS TEXT))) FILTER (WHERE ` + interesting + `)` + flag + `)
    FROM task_session_messages m WHERE m.turn_id = c.turn_id)
 FROM cur c`
