@@ -105,13 +105,17 @@ func checkBlobSnapshot(t *testing.T, snap *kandev.Snapshot) {
 		if s.Current != nil {
 			current[s.ID] = s.Current.ID
 		}
-		for _, m := range s.Messages {
-			if s.ID == "msg-type" && m.Aggregate() {
-				newestType = m.Type
+		switch s.ID {
+		case "msg-type":
+			for _, m := range s.Messages {
+				if m.Aggregate() {
+					newestType = m.Type
+				}
 			}
-		}
-		if s.ID == "malformed" && !s.MalformedMetadata {
-			t.Errorf("malformed: the turn's metadata was not found malformed")
+		case "malformed":
+			if !s.MalformedMetadata {
+				t.Errorf("malformed: the turn's metadata was not found malformed")
+			}
 		}
 	}
 	if newestType != "message" {
