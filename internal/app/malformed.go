@@ -10,8 +10,8 @@ import (
 // rows gets a count and the first ids, not a megabyte of log.
 const maxLoggedRows = 100
 
-// malformedSeen is the set of kandev rows with unreadable metadata that
-// were already logged. Each such row is logged once while it stays
+// malformedSeen is the set of kandev rows kandev itself cannot read
+// (metadata it cannot parse, a NULL id) that were already logged. Each such row is logged once while it stays
 // malformed, not on every cycle; a row that was fixed and breaks again is
 // logged again.
 type malformedSeen map[kandev.RowRef]bool
@@ -37,10 +37,11 @@ func newlyMalformed(seen malformedSeen, rows []kandev.RowRef) ([]kandev.RowRef, 
 	return fresh, next
 }
 
-// logMalformed logs the rows newly found with metadata kandev cannot parse.
-// watchdogd reads them as "no flags set"; kandev's own batch pending-action
-// query fails for every session while one exists, so an operator needs the
-// ids to repair them.
+// logMalformed logs the rows newly found that kandev itself cannot read.
+// watchdogd reads malformed metadata as "no flags set"; kandev's own batch
+// pending-action query fails for every session while one exists, so an
+// operator needs the ids to repair them. A row with a NULL id is named by
+// what it belongs to (RowRef.String).
 func (c *Cycle) logMalformed(snap *kandev.Snapshot) {
 	fresh, next := newlyMalformed(c.malformed, snap.Malformed)
 	c.malformed = next
@@ -49,8 +50,8 @@ func (c *Cycle) logMalformed(snap *kandev.Snapshot) {
 	}
 	ids := make([]string, 0, min(len(fresh), maxLoggedRows))
 	for _, r := range fresh[:min(len(fresh), maxLoggedRows)] {
-		ids = append(ids, r.Table+"/"+r.ID)
+		ids = append(ids, r.String())
 	}
-	c.Log.Warn("kandev rows with malformed metadata, read as no flags (kandev's own pending-action query fails on them)",
+	c.Log.Warn("kandev rows kandev itself cannot read: malformed metadata, read as no flags (kandev's own pending-action query fails on them), or a NULL id",
 		zap.Int("new_rows", len(fresh)), zap.Int("rows", len(snap.Malformed)), zap.Strings("ids", ids), zap.Bool("fallback", snap.Fallback))
 }

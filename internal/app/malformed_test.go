@@ -57,7 +57,8 @@ func TestNewlyMalformed(t *testing.T) {
 
 // TestMalformedRowsLoggedOnce: a turn whose metadata kandev cannot parse is
 // logged with its id on the first cycle, not on the next, and again once it
-// was repaired and broke anew. Real SQLite file, real reader.
+// was repaired and broke anew; a turn without an id, by its session. Real
+// SQLite file, real reader.
 func TestMalformedRowsLoggedOnce(t *testing.T) {
 	b := kandevtest.NewBuilder(time.Now())
 	s := b.Session("s1", "Fix login", "ws", "RUNNING", time.Hour, "")
@@ -111,5 +112,19 @@ func TestMalformedRowsLoggedOnce(t *testing.T) {
 	setMeta("not json")
 	if n := cycle(); n != 1 {
 		t.Fatalf("%d log lines after it broke again, want 1", n)
+	}
+	// A row without an id (SQLite admits one) is named by what it
+	// belongs to.
+	if _, err := db.DB().Exec(`UPDATE task_session_turns SET metadata = '{}', id = NULL WHERE id = 'turn-bad'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if entries = taken(); len(entries) != 1 {
+		t.Fatalf("%d log lines for a turn without an id, want 1", len(entries))
+	}
+	if ids, _ := entries[0].ContextMap()["ids"].([]any); len(ids) != 1 || ids[0] != "task_session_turns/NULL id (session s1)" {
+		t.Fatalf("logged ids %v", entries[0].ContextMap()["ids"])
 	}
 }

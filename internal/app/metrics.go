@@ -72,7 +72,7 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 		SlackRateLimited: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "slack_rate_limited_total",
 			Help: "Slack 429 answers, and actions held back by the per-cycle budget (slack.max_messages_per_cycle). Actions waiting out a Retry-After are counted deferred."}),
 		MalformedMetadata: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "malformed_metadata_rows",
-			Help: "Rows of kandev's tables whose metadata could not be parsed, in the last scan."}),
+			Help: "Rows of kandev's tables kandev itself cannot read (metadata it cannot parse, or a NULL id), in the last scan."}),
 		Leader: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "leader",
 			Help: "1 when this replica holds the lease (always 1 without HA)."}),
 		ReloadSuccess: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "config_last_reload_successful",

@@ -66,7 +66,7 @@ func (r *Reader) fallbackSessions(ctx context.Context, tx *sql.Tx, snap *Snapsho
 		if err := rows.Scan(dest...); err != nil {
 			return nil, r.wrap("read sessions (metadata as text)", err)
 		}
-		if len(out) == 0 || out[len(out)-1].ID != c.id {
+		if len(out) == 0 || out[len(out)-1].ID != c.id.String {
 			flush()
 			out = append(out, c.session(snap))
 		}

@@ -21,7 +21,8 @@ func (r *Reader) readMessages(ctx context.Context, tx *sql.Tx, snap *Snapshot, s
 	ids := make([]string, 0, len(sessions))
 	owner := make([]int, 0, len(sessions))
 	for i, s := range sessions {
-		if s.Current != nil {
+		// A turn whose id is NULL has no messages: none can name it.
+		if s.Current != nil && !s.Current.NullID {
 			ids = append(ids, s.Current.ID)
 			owner = append(owner, i)
 		}
@@ -101,10 +102,15 @@ func (r *Reader) messagesOf(ctx context.Context, tx *sql.Tx, snap *Snapshot, ses
 // whose metadata is malformed, which the report names row by row.
 func setMessages(snap *Snapshot, s *Session, msgs []Message) {
 	for _, m := range msgs {
-		if m.Meta.Kind == authority.Malformed {
+		switch {
+		case m.NullID: // SQLite only; kandev cannot read the turn's messages
+			snap.Malformed = append(snap.Malformed, RowRef{Table: "task_session_messages", Of: "turn " + s.Current.ID})
+		case m.Meta.Kind == authority.Malformed:
 			snap.Malformed = append(snap.Malformed, RowRef{Table: "task_session_messages", ID: m.ID})
-			s.MalformedMetadata = true
+		default:
+			continue
 		}
+		s.MalformedMetadata = true
 	}
 	s.Messages = msgs
 }
@@ -158,10 +164,10 @@ func (r *Reader) messages(snap *Snapshot, newest stamp, newestType *string, list
 		return nil, fmt.Errorf("decode messages: %w", err)
 	}
 	for _, a := range rows {
-		if len(a) != 7 || a[0] == nil {
+		if len(a) != 7 {
 			return nil, fmt.Errorf("decode messages: want 7 fields")
 		}
-		m := Message{ID: *a[0], Meta: authority.ParseMetadata(r.dialect, a[4]),
+		m := Message{ID: deref(a[0]), NullID: a[0] == nil, Meta: authority.ParseMetadata(r.dialect, a[4]),
 			CreatedAt: parseStamp(snap, a[5]), UpdatedAt: parseStamp(snap, a[6])}
 		m.Author, m.Type, m.Content = deref(a[1]), deref(a[2]), deref(a[3])
 		out = append(out, m)

@@ -107,7 +107,8 @@ func (r *Reader) wrap(what string, err error) error {
 
 // sessionCols are the columns both session statements start with.
 type sessionCols struct {
-	id, taskID, state          string
+	id                         sql.NullString // NULL on SQLite only: see fastSessions
+	taskID, state              string
 	primary                    boolish
 	started                    stamp
 	title, workspace, taskMeta sql.NullString
@@ -122,7 +123,7 @@ func (c *sessionCols) dest(more ...any) []any {
 
 func (c *sessionCols) session(snap *Snapshot) Session {
 	return Session{
-		ID: c.id, TaskID: c.taskID, State: c.state, IsPrimary: bool(c.primary),
+		ID: c.id.String, TaskID: c.taskID, State: c.state, IsPrimary: bool(c.primary),
 		StartedAt:    c.started.time(snap),
 		TaskTitle:    c.title.String,
 		WorkspaceID:  c.workspace.String,
@@ -147,6 +148,13 @@ func (r *Reader) fastSessions(ctx context.Context, tx *sql.Tx, snap *Snapshot, a
 		if err := rows.Scan(dest...); err != nil {
 			return nil, r.wrap("read sessions", err)
 		}
+		if !c.id.Valid {
+			// SQLite's TEXT PRIMARY KEY admits a NULL; kandev cannot read
+			// such a session, nor can anything name it to act on it. It is
+			// listed, not scanned, and the other sessions are.
+			snap.Malformed = append(snap.Malformed, RowRef{Table: "task_sessions", Of: "task " + c.taskID})
+			continue
+		}
 		s := c.session(snap)
 		if err := r.resolveProbes(snap, &s, openJSON, kandevJSON, convJSON); err != nil {
 			return nil, r.wrap("read sessions", err)
@@ -169,9 +177,12 @@ func (r *Reader) sessionsSlice(args []any) []Session {
 }
 
 // probeTurn is one turn a probe returned: [id, started_at, created_at or
-// completed_at, bad id] and, for kandev's turn, its lifecycle flag.
+// completed_at, bad id] and, for kandev's turn, its lifecycle flag. A NULL
+// id (SQLite only) is kept, as nullID: the row still takes its place in
+// the rule, as it does in kandev's own ordered reads.
 type probeTurn struct {
 	id        string
+	nullID    bool
 	started   *string
 	other     *string
 	bad       *string
@@ -198,10 +209,10 @@ func decodeTurns(raw sql.NullString, want int, list bool) ([]probeTurn, error) {
 	}
 	out := make([]probeTurn, 0, len(arrays))
 	for _, a := range arrays {
-		if len(a) != want || a[0] == nil {
-			return nil, fmt.Errorf("decode probe %q: want %d fields", raw.String, want)
+		if len(a) != want {
+			return nil, fmt.Errorf("decode probe %.200q: want %d fields", raw.String, want)
 		}
-		t := probeTurn{id: *a[0], started: a[1], other: a[2], bad: a[3]}
+		t := probeTurn{id: deref(a[0]), nullID: a[0] == nil, started: a[1], other: a[2], bad: a[3]}
 		if want == 5 && a[4] != nil {
 			// The lifecycle flag, as text: SQLite prints 1/0,
 			// PostgreSQL true/false.
@@ -241,9 +252,9 @@ func (r *Reader) resolveProbes(snap *Snapshot, s *Session, openJSON, kandevJSON,
 	s.OpenTurns = len(open)
 	switch {
 	case len(open) > 0:
-		s.Current = &Turn{ID: open[0].id, Open: true, StartedAt: parseStamp(snap, open[0].started)}
+		s.Current = &Turn{ID: open[0].id, NullID: open[0].nullID, Open: true, StartedAt: parseStamp(snap, open[0].started)}
 	case len(newest) > 0:
-		s.Current = &Turn{ID: newest[0].id, Open: newest[0].other == nil, StartedAt: parseStamp(snap, newest[0].started)}
+		s.Current = &Turn{ID: newest[0].id, NullID: newest[0].nullID, Open: newest[0].other == nil, StartedAt: parseStamp(snap, newest[0].started)}
 	}
 	if len(open) > 1 {
 		s.SecondOpenStartedAt = parseStamp(snap, open[len(open)-2].started)
@@ -251,12 +262,21 @@ func (r *Reader) resolveProbes(snap *Snapshot, s *Session, openJSON, kandevJSON,
 	if len(kv) > 0 {
 		s.KandevTurnID = kv[0].id
 	}
-	seen := map[string]bool{}
+	seen := map[RowRef]bool{}
 	for _, group := range [][]probeTurn{open, newest, kv} {
 		for _, t := range group {
-			if t.bad != nil && !seen[*t.bad] {
-				seen[*t.bad] = true
-				snap.Malformed = append(snap.Malformed, RowRef{Table: "task_session_turns", ID: *t.bad})
+			ref := RowRef{Table: "task_session_turns"}
+			switch {
+			case t.nullID: // its bad id would be NULL too
+				ref.Of = "session " + s.ID
+			case t.bad != nil:
+				ref.ID = *t.bad
+			default:
+				continue
+			}
+			if !seen[ref] {
+				seen[ref] = true
+				snap.Malformed = append(snap.Malformed, ref)
 				s.MalformedMetadata = true
 			}
 		}

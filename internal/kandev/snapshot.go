@@ -18,18 +18,30 @@ type Snapshot struct {
 	// Fallback is true when PostgreSQL could not cast some metadata and the
 	// snapshot re-read the turns as text for the Go rule.
 	Fallback bool
-	// Malformed lists rows whose metadata the dialect cannot parse; they
-	// were read as "no flags set".
+	// Malformed lists rows kandev itself cannot read: metadata the dialect
+	// cannot parse, read as "no flags set"; and, on SQLite, whose TEXT
+	// PRIMARY KEY admits one, a NULL id (see RowRef).
 	Malformed []RowRef
 	// UnparseableTimestamps counts timestamp values no kandev shape matched;
 	// each was treated as missing.
 	UnparseableTimestamps int
 }
 
-// RowRef names one row of kandev's tables.
+// RowRef names one row of kandev's tables. A row whose id is NULL has
+// no name of its own, so Of says what it belongs to ("task …", "session
+// …", "turn …") for an operator to find it by; Of is "" for any other row.
 type RowRef struct {
 	Table string
 	ID    string
+	Of    string
+}
+
+// String is how a log line names the row.
+func (r RowRef) String() string {
+	if r.Of != "" {
+		return r.Table + "/NULL id (" + r.Of + ")"
+	}
+	return r.Table + "/" + r.ID
 }
 
 // Session is one active session.
@@ -69,15 +81,20 @@ type Session struct {
 
 // Turn is the part of a turn record the rules read.
 type Turn struct {
-	ID        string
-	Open      bool
+	ID   string
+	Open bool
+	// NullID is true when the row's id is NULL (ID is ""): kandev cannot
+	// read the turn, and no message can name it.
+	NullID    bool
 	StartedAt time.Time // zero when unparseable
 }
 
 // Message is one row of the current turn.
 type Message struct {
-	// ID is empty for the aggregate row.
+	// ID is empty for the aggregate row, and for a row whose id is NULL
+	// (NullID).
 	ID     string
+	NullID bool
 	Author string // "agent" or "user"
 	// Type is the row's type; for the aggregate row, the newest plain
 	// message's type.
@@ -90,4 +107,4 @@ type Message struct {
 
 // Aggregate reports whether m stands for "the newest of the turn's other
 // agent messages".
-func (m Message) Aggregate() bool { return m.ID == "" }
+func (m Message) Aggregate() bool { return m.ID == "" && !m.NullID }

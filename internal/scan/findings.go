@@ -116,7 +116,7 @@ func askFindings(f facts, cur *kandev.Turn, kandevTurn string, th Thresholds, no
 	var turnID *string
 	curID := "" // the reader reads messages only for a current turn; a hand-built snapshot may not
 	if cur != nil {
-		turnID, curID = &cur.ID, cur.ID
+		turnID, curID = turnRef(cur), cur.ID
 	}
 	for _, b := range f.bundles {
 		if b.askedAt.IsZero() || now.Sub(b.askedAt) < th.ClarificationAfter {
@@ -141,7 +141,7 @@ func turnFindings(s kandev.Session, f facts, th Thresholds, now time.Time, add a
 	switch {
 	case working && cur != nil && cur.Open && !f.anyPending && f.lastAgent.IsZero():
 		if !cur.StartedAt.IsZero() && now.Sub(cur.StartedAt) >= th.NeverStartedAfter {
-			add(KindNeverStarted, cur.StartedAt, &cur.ID, nil, nil)
+			add(KindNeverStarted, cur.StartedAt, turnRef(cur), nil, nil)
 		}
 	case s.State == "STARTING" && cur == nil:
 		if !s.StartedAt.IsZero() && now.Sub(s.StartedAt) >= th.NeverStartedAfter {
@@ -149,9 +149,18 @@ func turnFindings(s kandev.Session, f facts, th Thresholds, now time.Time, add a
 		}
 	case s.State == "RUNNING" && cur != nil && cur.Open && !f.anyPending && !f.lastAgent.IsZero():
 		if last := latest(cur.StartedAt, f.lastAgent); now.Sub(last) >= th.StallAfter {
-			add(KindStalledTurn, last, &cur.ID, nil, &Detail{LastActivityAt: rfc(f.lastAgent), LastActivityType: f.lastAgentType})
+			add(KindStalledTurn, last, turnRef(cur), nil, &Detail{LastActivityAt: rfc(f.lastAgent), LastActivityType: f.lastAgentType})
 		}
 	}
+}
+
+// turnRef is the turn a finding names: none (turn_id null) for a turn
+// whose id is NULL in kandev's table, which nothing can address.
+func turnRef(cur *kandev.Turn) *string {
+	if cur.NullID {
+		return nil
+	}
+	return &cur.ID
 }
 
 // interruptedAt reads the task's interrupted_at (RFC 3339 text).
