@@ -58,9 +58,9 @@ type Cycle struct {
 	// the leader lease stops acting mid-cycle.
 	MayAct func() bool
 
-	// malformed holds the kandev rows with unreadable metadata already
-	// logged; the daemon hands it from cycle to cycle across reloads.
-	malformed malformedSeen
+	// badRows holds the kandev rows at fault already logged; the daemon
+	// hands it from cycle to cycle across reloads.
+	badRows badRowsSeen
 
 	lastPrune time.Time
 }
@@ -140,8 +140,8 @@ func (c *Cycle) scan(ctx context.Context, now time.Time) (scan.Report, *kandev.S
 	c.Metrics.Scans.WithLabelValues("success").Inc()
 	c.Metrics.ScanDuration.Observe(time.Since(start).Seconds())
 	c.Metrics.LastSuccessfulScan.Set(float64(time.Now().Unix()))
-	c.Metrics.observeReport(rep, len(snap.Malformed))
-	c.logMalformed(snap)
+	c.Metrics.observeReport(rep, snap)
+	c.logBadRows(snap)
 	return rep, snap, nil
 }
 

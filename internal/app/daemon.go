@@ -191,7 +191,7 @@ func (d *daemon) install(cfg *config.Config, src sources) error {
 		c.MayAct = d.lease.Held
 	}
 	if d.cycle != nil {
-		c.malformed = d.cycle.malformed
+		c.badRows = d.cycle.badRows
 	}
 	d.cycle = c
 	d.cfg.Store(cfg)

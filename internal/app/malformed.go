@@ -10,20 +10,25 @@ import (
 // rows gets a count and the first ids, not a megabyte of log.
 const maxLoggedRows = 100
 
-// malformedSeen is the set of kandev rows kandev itself cannot read
-// (metadata it cannot parse, a NULL id) that were already logged. Each such row is logged once while it stays
-// malformed, not on every cycle; a row that was fixed and breaks again is
-// logged again.
-type malformedSeen map[kandev.RowRef]bool
+// rowsSeen is a set of kandev rows already logged for one kind of fault.
+// Each such row is logged once while it stays at fault, not on every
+// cycle; a row that was fixed and breaks again is logged again.
+type rowsSeen map[kandev.RowRef]bool
 
-// newlyMalformed returns the rows of this snapshot not logged before, and
-// the set to remember for the next cycle: exactly this snapshot's rows, so
-// that fixed rows are forgotten.
-func newlyMalformed(seen malformedSeen, rows []kandev.RowRef) ([]kandev.RowRef, malformedSeen) {
+// badRowsSeen holds, for each kind of fault, the rows already logged; the
+// daemon hands it from cycle to cycle across reloads.
+type badRowsSeen struct {
+	malformed, unparseable rowsSeen
+}
+
+// newRows returns the rows of this snapshot not logged before, and the set
+// to remember for the next cycle: exactly this snapshot's rows, so that
+// fixed rows are forgotten.
+func newRows(seen rowsSeen, rows []kandev.RowRef) ([]kandev.RowRef, rowsSeen) {
 	if len(rows) == 0 {
 		return nil, nil // the usual cycle: nothing to log or remember
 	}
-	next := make(malformedSeen, len(rows))
+	next := make(rowsSeen, len(rows))
 	var fresh []kandev.RowRef
 	for _, r := range rows {
 		if next[r] {
@@ -37,14 +42,26 @@ func newlyMalformed(seen malformedSeen, rows []kandev.RowRef) ([]kandev.RowRef, 
 	return fresh, next
 }
 
-// logMalformed logs the rows newly found that kandev itself cannot read.
+// logBadRows logs the rows newly found at fault: those kandev itself
+// cannot read, and those holding a timestamp no kandev shape matches.
 // watchdogd reads malformed metadata as "no flags set"; kandev's own batch
-// pending-action query fails for every session while one exists, so an
-// operator needs the ids to repair them. A row with a NULL id is named by
-// what it belongs to (RowRef.String).
-func (c *Cycle) logMalformed(snap *kandev.Snapshot) {
-	fresh, next := newlyMalformed(c.malformed, snap.Malformed)
-	c.malformed = next
+// pending-action query fails for every session while one exists. An
+// unparseable timestamp is read as missing, so a finding that needed it
+// (a turn's start, a question's) cannot be made. Either way an operator
+// needs the ids to repair them. A row with no id to go by is named by what
+// it belongs to (RowRef.String).
+func (c *Cycle) logBadRows(snap *kandev.Snapshot) {
+	var fresh []kandev.RowRef
+	fresh, c.badRows.malformed = newRows(c.badRows.malformed, snap.Malformed)
+	logRows(c.Log, fresh, len(snap.Malformed),
+		"kandev rows kandev itself cannot read: malformed metadata, read as no flags (kandev's own pending-action query fails on them), or a NULL id",
+		zap.Bool("fallback", snap.Fallback))
+	fresh, c.badRows.unparseable = newRows(c.badRows.unparseable, snap.Unparseable)
+	logRows(c.Log, fresh, len(snap.Unparseable),
+		"kandev rows with a timestamp in no shape kandev writes, read as missing (findings that need it cannot be made)")
+}
+
+func logRows(log *zap.Logger, fresh []kandev.RowRef, total int, msg string, more ...zap.Field) {
 	if len(fresh) == 0 {
 		return
 	}
@@ -52,6 +69,5 @@ func (c *Cycle) logMalformed(snap *kandev.Snapshot) {
 	for _, r := range fresh[:min(len(fresh), maxLoggedRows)] {
 		ids = append(ids, r.String())
 	}
-	c.Log.Warn("kandev rows kandev itself cannot read: malformed metadata, read as no flags (kandev's own pending-action query fails on them), or a NULL id",
-		zap.Int("new_rows", len(fresh)), zap.Int("rows", len(snap.Malformed)), zap.Strings("ids", ids), zap.Bool("fallback", snap.Fallback))
+	log.Warn(msg, append([]zap.Field{zap.Int("new_rows", len(fresh)), zap.Int("rows", total), zap.Strings("ids", ids)}, more...)...)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -15,31 +16,31 @@ import (
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
 )
 
-func TestNewlyMalformed(t *testing.T) {
+func TestNewRows(t *testing.T) {
 	a := kandev.RowRef{Table: "task_session_turns", ID: "a"}
 	b := kandev.RowRef{Table: "task_session_messages", ID: "b"}
 	sameIDOtherTable := kandev.RowRef{Table: "task_session_messages", ID: "a"}
 	for _, tc := range []struct {
 		name      string
-		seen      malformedSeen
+		seen      rowsSeen
 		rows      []kandev.RowRef
 		wantFresh []kandev.RowRef
 	}{
 		// The first cycle logs every bad row.
 		{"first sight", nil, []kandev.RowRef{a, b}, []kandev.RowRef{a, b}},
 		// A row still bad on the next cycle is not logged again.
-		{"still bad", malformedSeen{a: true}, []kandev.RowRef{a, b}, []kandev.RowRef{b}},
+		{"still bad", rowsSeen{a: true}, []kandev.RowRef{a, b}, []kandev.RowRef{b}},
 		// Nothing new: nothing to log.
-		{"all seen", malformedSeen{a: true, b: true}, []kandev.RowRef{b, a}, nil},
+		{"all seen", rowsSeen{a: true, b: true}, []kandev.RowRef{b, a}, nil},
 		// A row read twice in one snapshot is one row.
 		{"duplicate in snapshot", nil, []kandev.RowRef{a, a}, []kandev.RowRef{a}},
 		// Rows are told apart by table as well as id.
-		{"same id, other table", malformedSeen{a: true}, []kandev.RowRef{a, sameIDOtherTable}, []kandev.RowRef{sameIDOtherTable}},
+		{"same id, other table", rowsSeen{a: true}, []kandev.RowRef{a, sameIDOtherTable}, []kandev.RowRef{sameIDOtherTable}},
 		// All rows repaired: nothing logged, and the set empties.
-		{"repaired", malformedSeen{a: true}, nil, nil},
+		{"repaired", rowsSeen{a: true}, nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fresh, next := newlyMalformed(tc.seen, tc.rows)
+			fresh, next := newRows(tc.seen, tc.rows)
 			if !slices.Equal(fresh, tc.wantFresh) {
 				t.Errorf("fresh %v, want %v", fresh, tc.wantFresh)
 			}
@@ -124,7 +125,47 @@ func TestMalformedRowsLoggedOnce(t *testing.T) {
 	if entries = taken(); len(entries) != 1 {
 		t.Fatalf("%d log lines for a turn without an id, want 1", len(entries))
 	}
-	if ids, _ := entries[0].ContextMap()["ids"].([]any); len(ids) != 1 || ids[0] != "task_session_turns/NULL id (session s1)" {
+	if ids, _ := entries[0].ContextMap()["ids"].([]any); len(ids) != 1 || ids[0] != "task_session_turns/(NULL id, session s1)" {
 		t.Fatalf("logged ids %v", entries[0].ContextMap()["ids"])
+	}
+}
+
+// TestUnparseableTimestampsLogged: a turn whose started_at is in no shape
+// kandev writes cannot be found stalled or never started; the cycle says
+// so by row, once, and the gauge counts the value while it stays. Real
+// SQLite file, real reader.
+func TestUnparseableTimestampsLogged(t *testing.T) {
+	b := kandevtest.NewBuilder(time.Now())
+	b.Session("s1", "Fix login", "ws", "RUNNING", time.Hour, "").Turn("turn-when", 40*time.Minute, -1, "")
+	c, _, m, db := testCycleDB(t, b.DS, nil)
+	core, logs := observer.New(zapcore.WarnLevel)
+	c.Log = zap.New(core)
+	run := func(startedAt string) (lines []observer.LoggedEntry) {
+		t.Helper()
+		if _, err := db.DB().Exec(`UPDATE task_session_turns SET started_at = ? WHERE id = 'turn-when'`, startedAt); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range logs.TakeAll() {
+			if strings.Contains(e.Message, "no shape kandev writes") {
+				lines = append(lines, e)
+			}
+		}
+		return lines
+	}
+	lines := run("yesterday")
+	if len(lines) != 1 {
+		t.Fatalf("%d log lines on the first cycle, want 1", len(lines))
+	}
+	if ids, _ := lines[0].ContextMap()["ids"].([]any); len(ids) != 1 || ids[0] != "task_session_turns/turn-when" {
+		t.Fatalf("logged ids %v", lines[0].ContextMap()["ids"])
+	}
+	if n := len(run("yesterday")); n != 0 || testutil.ToFloat64(m.UnparseableTimestamps) != 1 {
+		t.Fatalf("second cycle: %d log lines, gauge %v; want none and 1", n, testutil.ToFloat64(m.UnparseableTimestamps))
+	}
+	if n := len(run(kandevtest.TS(time.Now().Add(-40 * time.Minute)))); n != 0 || testutil.ToFloat64(m.UnparseableTimestamps) != 0 {
+		t.Fatalf("after the repair: %d log lines, gauge %v; want none and 0", n, testutil.ToFloat64(m.UnparseableTimestamps))
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/ledger"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
@@ -30,9 +31,12 @@ type Metrics struct {
 	ActionDelivery      *prometheus.HistogramVec
 	SlackRateLimited    prometheus.Counter
 	MalformedMetadata   prometheus.Gauge
-	Leader              prometheus.Gauge
-	ReloadSuccess       prometheus.Gauge
-	ReloadTimestamp     prometheus.Gauge
+	// UnparseableTimestamps counts values, not rows, as the snapshot
+	// lists them.
+	UnparseableTimestamps prometheus.Gauge
+	Leader                prometheus.Gauge
+	ReloadSuccess         prometheus.Gauge
+	ReloadTimestamp       prometheus.Gauge
 }
 
 // ActionKinds and ActionResults label actions_total.
@@ -73,6 +77,8 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 			Help: "Slack 429 answers, and actions held back by the per-cycle budget (slack.max_messages_per_cycle). Actions waiting out a Retry-After are counted deferred."}),
 		MalformedMetadata: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "malformed_metadata_rows",
 			Help: "Rows of kandev's tables kandev itself cannot read (metadata it cannot parse, or a NULL id), in the last scan."}),
+		UnparseableTimestamps: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "unparseable_timestamps",
+			Help: "Timestamp values of kandev's rows in no shape kandev writes, in the last scan; each was read as missing."}),
 		Leader: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "leader",
 			Help: "1 when this replica holds the lease (always 1 without HA)."}),
 		ReloadSuccess: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "config_last_reload_successful",
@@ -82,7 +88,7 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 	}
 	reg.MustRegister(m.BuildInfo, m.Scans, m.ScanDuration, m.LastSuccessfulScan, m.LastSuccessfulCycle, m.SessionsScanned, m.Findings,
 		m.OldestFindingAge, m.EpisodesOpen, m.EpisodesUntold, m.Actions, m.ActionDelivery, m.SlackRateLimited, m.MalformedMetadata,
-		m.Leader, m.ReloadSuccess, m.ReloadTimestamp)
+		m.UnparseableTimestamps, m.Leader, m.ReloadSuccess, m.ReloadTimestamp)
 	m.BuildInfo.WithLabelValues(version, runtime.Version()).Set(1)
 	m.precreate()
 	return m
@@ -108,10 +114,11 @@ func (m *Metrics) precreate() {
 	}
 }
 
-// observeReport sets the scan gauges from a report.
-func (m *Metrics) observeReport(rep scan.Report, malformed int) {
+// observeReport sets the scan gauges from a report and its snapshot.
+func (m *Metrics) observeReport(rep scan.Report, snap *kandev.Snapshot) {
 	m.SessionsScanned.Set(float64(len(rep.Sessions)))
-	m.MalformedMetadata.Set(float64(malformed))
+	m.MalformedMetadata.Set(float64(len(snap.Malformed)))
+	m.UnparseableTimestamps.Set(float64(len(snap.Unparseable)))
 	counts, oldest := map[string]int{}, map[string]int64{}
 	for _, f := range rep.Findings {
 		counts[f.Kind]++

@@ -73,13 +73,14 @@ func (r *Reader) messagesOf(ctx context.Context, tx *sql.Tx, snap *Snapshot, ses
 			return nil, r.wrap("read current-turn messages", fmt.Errorf("turn position %d of %d", n, len(owner)))
 		}
 		i := owner[n]
+		turn := sessions[i].Current.ID
 		var msgs []Message
 		var unorderable bool
 		switch {
 		case r.dialect == authority.Postgres:
-			msgs, err = r.messagesFrom(snap, newest, nullPtr(newestType), list)
+			msgs, err = r.messagesFrom(snap, turn, newest, nullPtr(newestType), list)
 		case probe.Valid:
-			msgs, unorderable, err = r.decodeMessages(snap, probe.String)
+			msgs, unorderable, err = r.decodeMessages(snap, turn, probe.String)
 		default:
 			continue
 		}
@@ -104,7 +105,7 @@ func setMessages(snap *Snapshot, s *Session, msgs []Message) {
 	for _, m := range msgs {
 		switch {
 		case m.NullID: // SQLite only; kandev cannot read the turn's messages
-			snap.Malformed = append(snap.Malformed, RowRef{Table: "task_session_messages", Of: "turn " + s.Current.ID})
+			snap.Malformed = append(snap.Malformed, messageRow(m, s.Current.ID))
 		case m.Meta.Kind == authority.Malformed:
 			snap.Malformed = append(snap.Malformed, RowRef{Table: "task_session_messages", ID: m.ID})
 		default:
@@ -119,7 +120,7 @@ func setMessages(snap *Snapshot, s *Session, msgs []Message) {
 // updated_at, its type, [[id, author, type, content, metadata, created_at,
 // updated_at]…]], and "1" when an update could not be ordered (then the
 // rest is not decoded: the turn is read again).
-func (r *Reader) decodeMessages(snap *Snapshot, probe string) (_ []Message, unorderable bool, _ error) {
+func (r *Reader) decodeMessages(snap *Snapshot, turn, probe string) (_ []Message, unorderable bool, _ error) {
 	v, err := parseProbe(probe)
 	if err == nil && len(v.arr) != 3 && len(v.arr) != 4 {
 		err = errors.New("want 3 or 4 fields")
@@ -134,13 +135,13 @@ func (r *Reader) decodeMessages(snap *Snapshot, probe string) (_ []Message, unor
 	if at := v.arr[0].str; at != nil {
 		newest = stamp{valid: true, text: *at}
 	}
-	msgs, err := r.messages(snap, newest, v.arr[1].str, v.arr[2])
+	msgs, err := r.messages(snap, turn, newest, v.arr[1].str, v.arr[2])
 	return msgs, false, err
 }
 
 // messagesFrom reads one turn's columns on PostgreSQL: the newest plain
 // agent update's instant and type, and the rows as a JSON list (NULL: none).
-func (r *Reader) messagesFrom(snap *Snapshot, newest stamp, newestType *string, list sql.NullString) ([]Message, error) {
+func (r *Reader) messagesFrom(snap *Snapshot, turn string, newest stamp, newestType *string, list sql.NullString) ([]Message, error) {
 	var rows jval
 	if list.Valid {
 		var err error
@@ -148,16 +149,20 @@ func (r *Reader) messagesFrom(snap *Snapshot, newest stamp, newestType *string, 
 			return nil, fmt.Errorf("decode messages %.200q: %w", list.String, err)
 		}
 	}
-	return r.messages(snap, newest, newestType, rows)
+	return r.messages(snap, turn, newest, newestType, rows)
 }
 
 // messages builds a turn's messages: the newest plain agent update, if
 // any, then the rows the rules read, each [id, author, type, content,
 // metadata, created_at, updated_at].
-func (r *Reader) messages(snap *Snapshot, newest stamp, newestType *string, list jval) ([]Message, error) {
+func (r *Reader) messages(snap *Snapshot, turn string, newest stamp, newestType *string, list jval) ([]Message, error) {
 	var out []Message
 	if newest.valid {
-		out = append(out, Message{Author: "agent", UpdatedAt: newest.time(snap), Type: deref(newestType)})
+		at, ok := newest.parse()
+		if !ok { // named here, not before: the name costs an allocation
+			snap.Unparseable = append(snap.Unparseable, RowRef{Table: "task_session_messages", Of: "newest update, turn " + turn})
+		}
+		out = append(out, Message{Author: "agent", UpdatedAt: at, Type: deref(newestType)})
 	}
 	rows, err := list.stringLists()
 	if err != nil {
@@ -167,8 +172,9 @@ func (r *Reader) messages(snap *Snapshot, newest stamp, newestType *string, list
 		if len(a) != 7 {
 			return nil, fmt.Errorf("decode messages: want 7 fields")
 		}
-		m := Message{ID: deref(a[0]), NullID: a[0] == nil, Meta: authority.ParseMetadata(r.dialect, a[4]),
-			CreatedAt: parseStamp(snap, a[5]), UpdatedAt: parseStamp(snap, a[6])}
+		m := Message{ID: deref(a[0]), NullID: a[0] == nil, Meta: authority.ParseMetadata(r.dialect, a[4])}
+		row := messageRow(m, turn)
+		m.CreatedAt, m.UpdatedAt = parseStamp(snap, a[5], row), parseStamp(snap, a[6], row)
 		m.Author, m.Type, m.Content = deref(a[1]), deref(a[2]), deref(a[3])
 		out = append(out, m)
 	}
@@ -184,4 +190,12 @@ func (r *Reader) messages(snap *Snapshot, newest stamp, newestType *string, list
 		return strings.Compare(a.ID, b.ID)
 	})
 	return out, nil
+}
+
+// messageRow names a message of the turn, by the turn when its id is NULL.
+func messageRow(m Message, turn string) RowRef {
+	if m.NullID {
+		return RowRef{Table: "task_session_messages", Of: "NULL id, turn " + turn}
+	}
+	return RowRef{Table: "task_session_messages", ID: m.ID}
 }

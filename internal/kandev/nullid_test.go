@@ -51,10 +51,10 @@ func TestNullIDsNeverBlindTheScan(t *testing.T) {
 	snap := snapshot(t, db.URL(), kandev.Options{})
 	checkNullIDSessions(t, snap)
 	want := []kandev.RowRef{
-		{Table: "task_sessions", Of: "task task-null-session"},
-		{Table: "task_session_turns", Of: "session null-current"},
-		{Table: "task_session_turns", Of: "session null-older"},
-		{Table: "task_session_messages", Of: "turn t-null-question"},
+		{Table: "task_sessions", Of: "NULL id, task task-null-session"},
+		{Table: "task_session_turns", Of: "NULL id, session null-current"},
+		{Table: "task_session_turns", Of: "NULL id, session null-older"},
+		{Table: "task_session_messages", Of: "NULL id, turn t-null-question"},
 	}
 	got := slices.Clone(snap.Malformed)
 	slices.SortFunc(got, func(a, b kandev.RowRef) int { return slices.Index(want, a) - slices.Index(want, b) })

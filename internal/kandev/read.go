@@ -124,7 +124,7 @@ func (c *sessionCols) dest(more ...any) []any {
 func (c *sessionCols) session(snap *Snapshot) Session {
 	return Session{
 		ID: c.id.String, TaskID: c.taskID, State: c.state, IsPrimary: bool(c.primary),
-		StartedAt:    c.started.time(snap),
+		StartedAt:    c.started.time(snap, RowRef{Table: "task_sessions", ID: c.id.String}),
 		TaskTitle:    c.title.String,
 		WorkspaceID:  c.workspace.String,
 		TaskMetadata: authority.ParseMetadata(snap.Dialect, nullPtr(c.taskMeta)),
@@ -152,7 +152,7 @@ func (r *Reader) fastSessions(ctx context.Context, tx *sql.Tx, snap *Snapshot, a
 			// SQLite's TEXT PRIMARY KEY admits a NULL; kandev cannot read
 			// such a session, nor can anything name it to act on it. It is
 			// listed, not scanned, and the other sessions are.
-			snap.Malformed = append(snap.Malformed, RowRef{Table: "task_sessions", Of: "task " + c.taskID})
+			snap.Malformed = append(snap.Malformed, RowRef{Table: "task_sessions", Of: "NULL id, task " + c.taskID})
 			continue
 		}
 		s := c.session(snap)
@@ -252,12 +252,12 @@ func (r *Reader) resolveProbes(snap *Snapshot, s *Session, openJSON, kandevJSON,
 	s.OpenTurns = len(open)
 	switch {
 	case len(open) > 0:
-		s.Current = &Turn{ID: open[0].id, NullID: open[0].nullID, Open: true, StartedAt: parseStamp(snap, open[0].started)}
+		s.Current = &Turn{ID: open[0].id, NullID: open[0].nullID, Open: true, StartedAt: open[0].startedAt(snap, s.ID)}
 	case len(newest) > 0:
-		s.Current = &Turn{ID: newest[0].id, NullID: newest[0].nullID, Open: newest[0].other == nil, StartedAt: parseStamp(snap, newest[0].started)}
+		s.Current = &Turn{ID: newest[0].id, NullID: newest[0].nullID, Open: newest[0].other == nil, StartedAt: newest[0].startedAt(snap, s.ID)}
 	}
 	if len(open) > 1 {
-		s.SecondOpenStartedAt = parseStamp(snap, open[len(open)-2].started)
+		s.SecondOpenStartedAt = open[len(open)-2].startedAt(snap, s.ID)
 	}
 	if len(kv) > 0 {
 		s.KandevTurnID = kv[0].id
@@ -265,10 +265,9 @@ func (r *Reader) resolveProbes(snap *Snapshot, s *Session, openJSON, kandevJSON,
 	seen := map[RowRef]bool{}
 	for _, group := range [][]probeTurn{open, newest, kv} {
 		for _, t := range group {
-			ref := RowRef{Table: "task_session_turns"}
+			ref := t.row(s.ID)
 			switch {
 			case t.nullID: // its bad id would be NULL too
-				ref.Of = "session " + s.ID
 			case t.bad != nil:
 				ref.ID = *t.bad
 			default:
@@ -284,12 +283,24 @@ func (r *Reader) resolveProbes(snap *Snapshot, s *Session, openJSON, kandevJSON,
 	return nil
 }
 
+// row names the turn, by its session when its id is NULL.
+func (t probeTurn) row(session string) RowRef {
+	if t.nullID {
+		return RowRef{Table: "task_session_turns", Of: "NULL id, session " + session}
+	}
+	return RowRef{Table: "task_session_turns", ID: t.id}
+}
+
+func (t probeTurn) startedAt(snap *Snapshot, session string) time.Time {
+	return parseStamp(snap, t.started, t.row(session))
+}
+
 // parseStamp parses a timestamp a probe returned as text.
-func parseStamp(snap *Snapshot, p *string) time.Time {
+func parseStamp(snap *Snapshot, p *string, row RowRef) time.Time {
 	if p == nil {
 		return time.Time{}
 	}
-	return stamp{valid: true, text: *p}.time(snap)
+	return stamp{valid: true, text: *p}.time(snap, row)
 }
 
 func deref(p *string) string {

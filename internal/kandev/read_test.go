@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -238,8 +239,9 @@ func TestCurrentTurnMessages(t *testing.T) {
 		if !newest.UpdatedAt.Equal(time.Date(2026, 11, 29, 11, 55, 0, 0, time.UTC)) || newest.Type != "thinking" {
 			t.Fatalf("newest agent activity %+v, want 11:55:00 thinking (offset without a colon)", newest)
 		}
-		if snap.UnparseableTimestamps != 2 {
-			t.Errorf("unparseable timestamps %d, want 2", snap.UnparseableTimestamps)
+		bad := kandev.RowRef{Table: "task_session_messages", ID: "m-bad"}
+		if !slices.Equal(snap.Unparseable, []kandev.RowRef{bad, bad}) { // created_at and updated_at
+			t.Errorf("unparseable timestamps in %v, want both of m-bad's", snap.Unparseable)
 		}
 	}
 }
@@ -308,5 +310,35 @@ func TestPostgresLeastPrivilege(t *testing.T) {
 	snap := snapshot(t, url, kandev.Options{})
 	if len(snap.Sessions) != 2 || snap.Dialect != authority.Postgres {
 		t.Fatalf("%d sessions", len(snap.Sessions))
+	}
+}
+
+// TestUnparseableTimestampsNamed: each timestamp in no shape kandev writes
+// is read as missing and listed by its row, so that an operator can repair
+// it; the newest agent update, which the statement returns without its id,
+// by its turn. SQLite only: PostgreSQL's columns hold instants.
+func TestUnparseableTimestampsNamed(t *testing.T) {
+	b := kandevtest.NewBuilder(now)
+	s := b.Session("s", "task", "ws", "RUNNING", time.Hour, "")
+	s.Turn("cur", 30*time.Minute, -1, "").Clarification("p", "q", "T", "P", nil, "pending", 20*time.Minute, nil)
+	b.DS.Sessions[0].StartedAt = kandevtest.P("soon")
+	b.DS.Turns[0].StartedAt = "yesterday"
+	b.DS.Messages[0].CreatedAt = "yesterday"
+	// julianday reads this shape and Go's parser does not: it is the
+	// turn's newest update, returned without its id.
+	b.DS.Messages = append(b.DS.Messages, kandevtest.Message{ID: "m-minutes", SessionID: "s", TaskID: "task-s", TurnID: "cur",
+		Author: "agent", Type: "tool_call", CreatedAt: "2026-11-29 11:58", UpdatedAt: "2026-11-29 11:58"})
+	snap := snapshot(t, load(t, dialects[0], b.DS, kandevtest.Options{}).URL(), kandev.Options{})
+	want := []kandev.RowRef{
+		{Table: "task_sessions", ID: "s"},
+		{Table: "task_session_turns", ID: "cur"},
+		{Table: "task_session_messages", Of: "newest update, turn cur"},
+		{Table: "task_session_messages", ID: b.DS.Messages[0].ID},
+	}
+	if !slices.Equal(snap.Unparseable, want) {
+		t.Errorf("unparseable timestamps in %v, want %v", snap.Unparseable, want)
+	}
+	if c := snap.Sessions[0].Current; c == nil || c.ID != "cur" || !c.StartedAt.IsZero() {
+		t.Errorf("current turn %+v, want cur with no start", c)
 	}
 }

@@ -38,20 +38,30 @@ func (s *stamp) Scan(v any) error {
 	return nil
 }
 
-// time parses the value; an unparseable one is counted and read as missing.
-func (s stamp) time(snap *Snapshot) time.Time {
-	if !s.valid {
-		return time.Time{}
+// time parses the value; an unparseable one is listed, by row, and read as
+// missing.
+func (s stamp) time(snap *Snapshot, row RowRef) time.Time {
+	t, ok := s.parse()
+	if !ok {
+		snap.Unparseable = append(snap.Unparseable, row)
 	}
-	if s.native {
-		return s.at
+	return t
+}
+
+// parse parses the value: zero when missing; zero and false when no kandev
+// shape matches.
+func (s stamp) parse() (time.Time, bool) {
+	switch {
+	case !s.valid:
+		return time.Time{}, true
+	case s.native:
+		return s.at, true
 	}
 	t, ok := kandevtime.Parse(s.text)
 	if !ok {
-		snap.UnparseableTimestamps++
-		return time.Time{}
+		return time.Time{}, false
 	}
-	return t
+	return t, true
 }
 
 // authority gives the comparable form the Go rule orders by: stored text on

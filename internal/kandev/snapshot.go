@@ -22,14 +22,16 @@ type Snapshot struct {
 	// cannot parse, read as "no flags set"; and, on SQLite, whose TEXT
 	// PRIMARY KEY admits one, a NULL id (see RowRef).
 	Malformed []RowRef
-	// UnparseableTimestamps counts timestamp values no kandev shape matched;
-	// each was treated as missing.
-	UnparseableTimestamps int
+	// Unparseable lists the row of each timestamp value no kandev shape
+	// matched (a row once per such value); each was read as missing, so a
+	// finding that needed it could not be made.
+	Unparseable []RowRef
 }
 
-// RowRef names one row of kandev's tables. A row whose id is NULL has
-// no name of its own, so Of says what it belongs to ("task …", "session
-// …", "turn …") for an operator to find it by; Of is "" for any other row.
+// RowRef names one row of kandev's tables. A row with no id to go by (a
+// NULL id, or the newest update of a turn, which the statement returns
+// without its id) has ID "" and Of saying what it belongs to, for an
+// operator to find it by: "NULL id, session …", "newest update, turn …".
 type RowRef struct {
 	Table string
 	ID    string
@@ -39,7 +41,7 @@ type RowRef struct {
 // String is how a log line names the row.
 func (r RowRef) String() string {
 	if r.Of != "" {
-		return r.Table + "/NULL id (" + r.Of + ")"
+		return r.Table + "/(" + r.Of + ")"
 	}
 	return r.Table + "/" + r.ID
 }
