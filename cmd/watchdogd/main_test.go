@@ -141,6 +141,36 @@ func TestSameReportOnBothDialects(t *testing.T) {
 	}
 }
 
+// TestScanNotesBadRows: `watchdogd scan` names on stderr the rows it read
+// only in part, as the daemon logs them, and keeps the JSON on stdout whole.
+func TestScanNotesBadRows(t *testing.T) {
+	lite, err := kandevtest.CreateSQLite(filepath.Join(t.TempDir(), "kandev.db"), kandevtest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = lite.Close() }()
+	if err := lite.Write(context.Background(), kandevtest.Demo(demoNow)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lite.DB().Exec(`UPDATE task_session_turns SET metadata = '{' WHERE id = 'turn-stalled';
+		UPDATE task_session_turns SET started_at = 'yesterday' WHERE id = 'turn-never'`); err != nil {
+		t.Fatal(err)
+	}
+	r := watchdogd(t, nil, "scan", "--database-url", lite.URL(), "--now", demoNow.Format(time.RFC3339), "--output", "json")
+	var rep scan.Report
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &rep) != nil {
+		t.Fatalf("exit %d, stdout not a report: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{
+		"note: 1 kandev row(s) kandev itself cannot read (malformed metadata, read as no flags; or a NULL id): task_session_turns/turn-stalled\n",
+		"note: 1 kandev row(s) with a timestamp in no shape kandev writes, read as missing: task_session_turns/turn-never\n",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr %q lacks %q", r.stderr, want)
+		}
+	}
+}
+
 // TestDemo: `watchdogd demo` prints findings of every kind.
 func TestDemo(t *testing.T) {
 	r := watchdogd(t, nil, "demo")

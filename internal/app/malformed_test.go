@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -167,5 +168,44 @@ func TestUnparseableTimestampsLogged(t *testing.T) {
 	}
 	if n := len(run(kandevtest.TS(time.Now().Add(-40 * time.Minute)))); n != 0 || testutil.ToFloat64(m.UnparseableTimestamps) != 0 {
 		t.Fatalf("after the repair: %d log lines, gauge %v; want none and 0", n, testutil.ToFloat64(m.UnparseableTimestamps))
+	}
+}
+
+// TestNoteBadRows: scan's note names each row once (a row can hold two
+// bad timestamps), and a long list by its first rows and a count.
+func TestNoteBadRows(t *testing.T) {
+	row := func(i int) kandev.RowRef { return kandev.RowRef{Table: "task_session_turns", ID: fmt.Sprint("t", i)} }
+	var many []kandev.RowRef
+	for i := range maxLoggedRows + 3 {
+		many = append(many, row(i))
+	}
+	for _, tc := range []struct {
+		name string
+		snap kandev.Snapshot
+		want string
+	}{
+		{"none", kandev.Snapshot{}, ""},
+		{"a row twice", kandev.Snapshot{Unparseable: []kandev.RowRef{row(1), row(1)}},
+			"note: 1 kandev row(s) with a timestamp in no shape kandev writes, read as missing: task_session_turns/t1\n"},
+		{"both kinds", kandev.Snapshot{Malformed: []kandev.RowRef{{Table: "task_sessions", Of: "NULL id, task k"}}, Unparseable: []kandev.RowRef{row(2)}},
+			"note: 1 kandev row(s) kandev itself cannot read (malformed metadata, read as no flags; or a NULL id): task_sessions/(NULL id, task k)\n" +
+				"note: 1 kandev row(s) with a timestamp in no shape kandev writes, read as missing: task_session_turns/t2\n"},
+		{"more than a line holds", kandev.Snapshot{Malformed: many},
+			fmt.Sprintf("note: %d kandev row(s) kandev itself cannot read (malformed metadata, read as no flags; or a NULL id): task_session_turns/t0, ", maxLoggedRows+3)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			noteBadRows(&b, &tc.snap)
+			got := b.String()
+			if tc.name == "more than a line holds" { // the rows between are t1…t98
+				if !strings.HasPrefix(got, tc.want) || !strings.HasSuffix(got, fmt.Sprintf("task_session_turns/t%d, and 3 more\n", maxLoggedRows-1)) {
+					t.Errorf("got %q, want the first %d rows and 3 more", got, maxLoggedRows)
+				}
+				return
+			}
+			if got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

@@ -64,28 +64,58 @@ func runScan(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	rep, err := scanOnce(ctx, url, cfg, opts.now())
+	rep, snap, err := scanOnce(ctx, url, cfg, opts.now())
 	if err != nil {
 		return err
 	}
-	return printReport(opts.Stdout, opts.Output, rep)
+	if err := printReport(opts.Stdout, opts.Output, rep); err != nil {
+		return err
+	}
+	noteBadRows(opts.Stderr, snap)
+	return nil
+}
+
+// noteBadRows tells whoever runs scan by hand which rows were read only in
+// part, as the daemon logs them: a session whose turn has no start, say,
+// is missing from the table without one. Stderr keeps the JSON clean.
+func noteBadRows(w io.Writer, snap *kandev.Snapshot) {
+	for _, l := range []struct {
+		rows []kandev.RowRef
+		what string
+	}{
+		{snap.Malformed, "kandev itself cannot read (malformed metadata, read as no flags; or a NULL id)"},
+		{snap.Unparseable, "with a timestamp in no shape kandev writes, read as missing"},
+	} {
+		rows, _ := newRows(nil, l.rows) // each row once
+		if len(rows) == 0 {
+			continue
+		}
+		names := make([]string, 0, min(len(rows), maxLoggedRows))
+		for _, r := range rows[:min(len(rows), maxLoggedRows)] {
+			names = append(names, r.String())
+		}
+		if len(rows) > maxLoggedRows {
+			names = append(names, fmt.Sprintf("and %d more", len(rows)-maxLoggedRows))
+		}
+		fmt.Fprintf(w, "note: %d kandev row(s) %s: %s\n", len(rows), l.what, strings.Join(names, ", "))
+	}
 }
 
 // scanOnce opens kandev's database, takes one snapshot within
 // database.scan_timeout, and builds the report.
-func scanOnce(ctx context.Context, url string, cfg *config.Config, now time.Time) (scan.Report, error) {
+func scanOnce(ctx context.Context, url string, cfg *config.Config, now time.Time) (scan.Report, *kandev.Snapshot, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.Database.ScanTimeout)
 	defer cancel()
 	r, err := kandev.Open(ctx, url, kandev.Options{BusyTimeout: cfg.Database.BusyTimeout})
 	if err != nil {
-		return scan.Report{}, err
+		return scan.Report{}, nil, err
 	}
 	defer func() { _ = r.Close() }()
 	snap, err := r.Snapshot(ctx)
 	if err != nil {
-		return scan.Report{}, err
+		return scan.Report{}, nil, err
 	}
-	return scan.Findings(snap, scanOptions(cfg), now), nil
+	return scan.Findings(snap, scanOptions(cfg), now), snap, nil
 }
 
 func printReport(w io.Writer, format string, rep scan.Report) error {
