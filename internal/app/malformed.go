@@ -53,14 +53,17 @@ func newRows(seen rowsSeen, rows []kandev.RowRef) ([]kandev.RowRef, rowsSeen) {
 func (c *Cycle) logBadRows(snap *kandev.Snapshot) {
 	var fresh []kandev.RowRef
 	fresh, c.badRows.malformed = newRows(c.badRows.malformed, snap.Malformed)
-	logRows(c.Log, fresh, len(snap.Malformed),
+	logRows(c.Log, fresh, len(c.badRows.malformed),
 		"kandev rows kandev itself cannot read: malformed metadata, read as no flags (kandev's own pending-action query fails on them), or a NULL id",
 		zap.Bool("fallback", snap.Fallback))
 	fresh, c.badRows.unparseable = newRows(c.badRows.unparseable, snap.Unparseable)
-	logRows(c.Log, fresh, len(snap.Unparseable),
+	logRows(c.Log, fresh, len(c.badRows.unparseable),
 		"kandev rows with a timestamp in no shape kandev writes, read as missing (findings that need it cannot be made)")
 }
 
+// logRows logs one line for the rows newly at fault, if any: how many are
+// new, how many are at fault in all (each row once, though it may hold two
+// bad values), and the first maxLoggedRows of the new ones.
 func logRows(log *zap.Logger, fresh []kandev.RowRef, total int, msg string, more ...zap.Field) {
 	if len(fresh) == 0 {
 		return
