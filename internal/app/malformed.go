@@ -68,9 +68,14 @@ func logRows(log *zap.Logger, fresh []kandev.RowRef, total int, msg string, more
 	if len(fresh) == 0 {
 		return
 	}
-	ids := make([]string, 0, min(len(fresh), maxLoggedRows))
-	for _, r := range fresh[:min(len(fresh), maxLoggedRows)] {
-		ids = append(ids, r.String())
+	log.Warn(msg, append([]zap.Field{zap.Int("new_rows", len(fresh)), zap.Int("rows", total), zap.Strings("ids", rowNames(fresh))}, more...)...)
+}
+
+// rowNames names the first maxLoggedRows rows.
+func rowNames(rows []kandev.RowRef) []string {
+	names := make([]string, 0, min(len(rows), maxLoggedRows))
+	for _, r := range rows[:min(len(rows), maxLoggedRows)] {
+		names = append(names, r.String())
 	}
-	log.Warn(msg, append([]zap.Field{zap.Int("new_rows", len(fresh)), zap.Int("rows", total), zap.Strings("ids", ids)}, more...)...)
+	return names
 }

@@ -90,10 +90,7 @@ func noteBadRows(w io.Writer, snap *kandev.Snapshot) {
 		if len(rows) == 0 {
 			continue
 		}
-		names := make([]string, 0, min(len(rows), maxLoggedRows))
-		for _, r := range rows[:min(len(rows), maxLoggedRows)] {
-			names = append(names, r.String())
-		}
+		names := rowNames(rows)
 		if len(rows) > maxLoggedRows {
 			names = append(names, fmt.Sprintf("and %d more", len(rows)-maxLoggedRows))
 		}

@@ -103,15 +103,11 @@ func (r *Reader) messagesOf(ctx context.Context, tx *sql.Tx, snap *Snapshot, ses
 // whose metadata is malformed, which the report names row by row.
 func setMessages(snap *Snapshot, s *Session, msgs []Message) {
 	for _, m := range msgs {
-		switch {
-		case m.NullID: // SQLite only; kandev cannot read the turn's messages
+		// A NULL id (SQLite only) fails kandev's read of the turn's messages.
+		if m.NullID || m.Meta.Kind == authority.Malformed {
 			snap.Malformed = append(snap.Malformed, messageRow(m, s.Current.ID))
-		case m.Meta.Kind == authority.Malformed:
-			snap.Malformed = append(snap.Malformed, RowRef{Table: "task_session_messages", ID: m.ID})
-		default:
-			continue
+			s.MalformedMetadata = true
 		}
-		s.MalformedMetadata = true
 	}
 	s.Messages = msgs
 }

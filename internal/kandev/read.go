@@ -265,15 +265,12 @@ func (r *Reader) resolveProbes(snap *Snapshot, s *Session, openJSON, kandevJSON,
 	seen := map[RowRef]bool{}
 	for _, group := range [][]probeTurn{open, newest, kv} {
 		for _, t := range group {
-			ref := t.row(s.ID)
-			switch {
-			case t.nullID: // its bad id would be NULL too
-			case t.bad != nil:
-				ref.ID = *t.bad
-			default:
+			// bad is the turn's id when its metadata is malformed; NULL
+			// for a NULL id, which kandev cannot read either.
+			if t.bad == nil && !t.nullID {
 				continue
 			}
-			if !seen[ref] {
+			if ref := t.row(s.ID); !seen[ref] {
 				seen[ref] = true
 				snap.Malformed = append(snap.Malformed, ref)
 				s.MalformedMetadata = true
