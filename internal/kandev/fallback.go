@@ -95,14 +95,14 @@ func (r *Reader) resolveInGo(snap *Snapshot, s *Session, turns []authority.Turn,
 	res := authority.Resolve(r.dialect, turns)
 	if res.Current >= 0 {
 		t := turns[res.Current]
-		s.Current = &Turn{ID: t.ID, Open: t.Open(), StartedAt: starts[res.Current].time(snap, RowRef{Table: "task_session_turns", ID: t.ID})}
+		s.Current = &Turn{ID: t.ID, Open: t.Open(), StartedAt: starts[res.Current].time(snap, turnRow(t.ID))}
 	}
 	if res.Kandev >= 0 {
 		s.KandevTurnID = turns[res.Kandev].ID
 	}
 	s.OpenTurns = len(res.Open)
 	if len(res.Open) > 1 {
-		s.SecondOpenStartedAt = starts[res.Open[1]].time(snap, RowRef{Table: "task_session_turns", ID: turns[res.Open[1]].ID})
+		s.SecondOpenStartedAt = starts[res.Open[1]].time(snap, turnRow(turns[res.Open[1]].ID))
 	}
 	// Validity is checked on the turns the answer rests on, as the fast
 	// statement does: the current turn, kandev's turn, the newest
@@ -115,7 +115,7 @@ func (r *Reader) resolveInGo(snap *Snapshot, s *Session, turns []authority.Turn,
 		}
 		seen[i] = true
 		if _, kind := authority.TurnFlags(r.dialect, turns[i].Metadata); kind == authority.Malformed {
-			snap.Malformed = append(snap.Malformed, RowRef{Table: "task_session_turns", ID: turns[i].ID})
+			snap.Malformed = append(snap.Malformed, turnRow(turns[i].ID))
 			s.MalformedMetadata = true
 		}
 	}

@@ -285,8 +285,11 @@ func (t probeTurn) row(session string) RowRef {
 	if t.nullID {
 		return RowRef{Table: "task_session_turns", Of: "NULL id, session " + session}
 	}
-	return RowRef{Table: "task_session_turns", ID: t.id}
+	return turnRow(t.id)
 }
+
+// turnRow names the turn with this id.
+func turnRow(id string) RowRef { return RowRef{Table: "task_session_turns", ID: id} }
 
 func (t probeTurn) startedAt(snap *Snapshot, session string) time.Time {
 	return parseStamp(snap, t.started, t.row(session))
