@@ -35,18 +35,21 @@ type permission struct {
 }
 
 // IsActivity says whether a current-turn row is agent activity: agent
-// authored, and neither kandev's own stall notice (a status row with
-// action_visibility "running") nor a launch boot script. User-authored rows —
-// watchdogd's own nudges among them — never are: a nudge must not resolve its
-// own alert.
+// authored, and neither a status row nor a launch boot script. kandev
+// writes every status row itself under the agent's name — "New session
+// started" at a launch, "Session resumed" at a resume, "Agent connection
+// lost — retrying…", its stall notice — so none of them shows the agent
+// doing anything: counting them made a launch whose agent never spoke look
+// stalled instead of never started, and a reconnect notice hide a stall.
+// User-authored rows — watchdogd's own nudges among them — never are: a
+// nudge must not resolve its own alert.
 func IsActivity(m kandev.Message) bool {
 	if m.Author != "agent" {
 		return false
 	}
 	switch m.Type {
 	case "status":
-		v, _ := m.Meta.String("action_visibility")
-		return v != "running"
+		return false
 	case "script_execution":
 		v, _ := m.Meta.String("script_type")
 		return v != "agent_boot"

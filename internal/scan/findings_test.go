@@ -89,19 +89,19 @@ func TestRules(t *testing.T) {
 		// kandev's own "Still waiting…" notice is not agent activity.
 		{"stall notice is not activity", []kandev.Session{session("RUNNING", 40*time.Minute, aggregate(30*time.Minute),
 			agent("status", 2*time.Minute, `{"action_visibility": "running"}`))}, defaults, []string{"stalled_turn 30m "}},
-		// Other status rows are the agent's own output.
-		{"other status rows are activity", []kandev.Session{session("RUNNING", 40*time.Minute, aggregate(30*time.Minute),
-			agent("status", 2*time.Minute, `{"action_visibility": "hidden"}`))}, defaults, []string{}},
-		// A launch boot script is not activity: the turn never started.
-		{"boot script is not activity", []kandev.Session{session("RUNNING", 20*time.Minute,
-			agent("script_execution", time.Minute, `{"script_type": "agent_boot", "is_resuming": true}`))}, defaults, []string{"never_started 20m "}},
-		// User rows (watchdogd's nudges among them) never count.
-		{"user rows are not activity", []kandev.Session{session("RUNNING", 40*time.Minute, aggregate(20*time.Minute),
-			kandev.Message{ID: "u", Author: "user", Type: "message", Meta: meta(`{}`), UpdatedAt: ago(time.Minute)})}, defaults,
-			[]string{"stalled_turn 20m "}},
-		// Malformed metadata on a status row reads as no flags: activity.
-		{"malformed status metadata is activity", []kandev.Session{session("RUNNING", 40*time.Minute, aggregate(30*time.Minute),
-			agent("status", 2*time.Minute, `{"action_visibility": "running"`))}, defaults, []string{}},
+		// No status row is activity: kandev writes them all itself. A
+		// reconnect notice after the agent's last output hides no stall.
+		{"reconnect notice is not activity", []kandev.Session{session("RUNNING", 40*time.Minute, aggregate(30*time.Minute),
+			agent("status", 2*time.Minute, `{}`))}, defaults, []string{"stalled_turn 30m "}},
+		// kandev's "New session started" at a launch: the agent never spoke.
+		{"launch notice is not activity", []kandev.Session{session("RUNNING", 12*time.Minute,
+			agent("status", 12*time.Minute, `{}`))}, defaults, []string{"never_started 12m "}},
+		// "Session resumed" at a resume, the session still STARTING.
+		{"resume notice is not activity", []kandev.Session{session("STARTING", 12*time.Minute,
+			agent("status", 12*time.Minute, `{}`))}, defaults, []string{"never_started 12m "}},
+		// Metadata, even malformed, does not make a status row activity.
+		{"malformed status metadata is not activity", []kandev.Session{session("RUNNING", 40*time.Minute, aggregate(30*time.Minute),
+			agent("status", 2*time.Minute, `{"action_visibility": "running"`))}, defaults, []string{"stalled_turn 30m "}},
 		// never_started: open turn 12m old, no agent output at all.
 		{"never started", []kandev.Session{session("RUNNING", 12*time.Minute)}, defaults, []string{"never_started 12m "}},
 		{"never started, too young", []kandev.Session{session("STARTING", 8*time.Minute)}, defaults, []string{}},
