@@ -18,9 +18,10 @@ func plainUpdate(author, typ string) bool {
 	return author == "agent" && typ != "status" && typ != "script_execution"
 }
 
-// rowOfItsOwn is a message the messages statement returns whole.
+// rowOfItsOwn is a message the messages statement returns as a row of its
+// own: whole, or, for a user's, its id, type and creation.
 func rowOfItsOwn(author, typ string) bool {
-	return !plainUpdate(author, typ) && author == "agent" || typ == "clarification_request" || typ == "permission_request"
+	return !plainUpdate(author, typ) && author == "agent" || typ == "clarification_request" || typ == "permission_request" || author == "user"
 }
 
 // checkMessages compares the current turn's messages as the snapshot read

@@ -49,13 +49,13 @@ func (r *Reader) fallbackSessions(ctx context.Context, tx *sql.Tx, snap *Snapsho
 	defer func() { _ = rows.Close() }()
 	out := r.sessionsSlice(args)
 	var turns []authority.Turn
-	var starts []stamp
+	var starts, ends []stamp
 	flush := func() {
 		if len(out) == 0 {
 			return
 		}
-		r.resolveInGo(snap, &out[len(out)-1], turns, starts)
-		turns, starts = turns[:0], starts[:0]
+		r.resolveInGo(snap, &out[len(out)-1], turns, starts, ends)
+		turns, starts, ends = turns[:0], starts[:0], ends[:0]
 	}
 	for rows.Next() {
 		var c sessionCols
@@ -81,7 +81,7 @@ func (r *Reader) fallbackSessions(ctx context.Context, tx *sql.Tx, snap *Snapsho
 			Metadata:    nullPtr(meta),
 			HasMessages: hasMsg.Bool,
 		})
-		starts = append(starts, started)
+		starts, ends = append(starts, started), append(ends, completed)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, r.wrap("read sessions (metadata as text)", err)
@@ -91,11 +91,11 @@ func (r *Reader) fallbackSessions(ctx context.Context, tx *sql.Tx, snap *Snapsho
 }
 
 // resolveInGo applies the Go rule to one session's turns (fallback path).
-func (r *Reader) resolveInGo(snap *Snapshot, s *Session, turns []authority.Turn, starts []stamp) {
+func (r *Reader) resolveInGo(snap *Snapshot, s *Session, turns []authority.Turn, starts, ends []stamp) {
 	res := authority.Resolve(r.dialect, turns)
 	if res.Current >= 0 {
-		t := turns[res.Current]
-		s.Current = &Turn{ID: t.ID, Open: t.Open(), StartedAt: starts[res.Current].time(snap, turnRow(t.ID))}
+		t, row := turns[res.Current], turnRow(turns[res.Current].ID)
+		s.Current = &Turn{ID: t.ID, Open: t.Open(), StartedAt: starts[res.Current].time(snap, row), CompletedAt: ends[res.Current].time(snap, row)}
 	}
 	if res.Kandev >= 0 {
 		s.KandevTurnID = turns[res.Kandev].ID

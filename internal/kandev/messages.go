@@ -59,11 +59,11 @@ func (r *Reader) messagesOf(ctx context.Context, tx *sql.Tx, snap *Snapshot, ses
 	defer func() { _ = rows.Close() }()
 	var again []int
 	var n int64
-	var probe, newestType, list sql.NullString
+	var probe, newestType, list, users sql.NullString
 	var newest stamp
 	dest := []any{&n, &probe}
 	if r.dialect == authority.Postgres {
-		dest = []any{&n, &newest, &newestType, &list}
+		dest = []any{&n, &newest, &newestType, &list, &users}
 	}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
@@ -78,7 +78,7 @@ func (r *Reader) messagesOf(ctx context.Context, tx *sql.Tx, snap *Snapshot, ses
 		var unorderable bool
 		switch {
 		case r.dialect == authority.Postgres:
-			msgs, err = r.messagesFrom(snap, turn, newest, nullPtr(newestType), list)
+			msgs, err = r.messagesFrom(snap, turn, newest, nullPtr(newestType), list, users)
 		case probe.Valid:
 			msgs, unorderable, err = r.decodeMessages(snap, turn, probe.String)
 		default:
@@ -114,44 +114,53 @@ func setMessages(snap *Snapshot, s *Session, msgs []Message) {
 
 // decodeMessages reads one turn's probe on SQLite: [newest plain agent
 // updated_at, its type, [[id, author, type, content, metadata, created_at,
-// updated_at]…]], and "1" when an update could not be ordered (then the
-// rest is not decoded: the turn is read again).
+// updated_at]…], [[id, type, created_at] of user rows…]], and "1" when an
+// update could not be ordered (then the rest is not decoded: the turn is
+// read again).
 func (r *Reader) decodeMessages(snap *Snapshot, turn, probe string) (_ []Message, unorderable bool, _ error) {
 	v, err := parseProbe(probe)
-	if err == nil && len(v.arr) != 3 && len(v.arr) != 4 {
-		err = errors.New("want 3 or 4 fields")
+	if err == nil && len(v.arr) != 4 && len(v.arr) != 5 {
+		err = errors.New("want 4 or 5 fields")
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("decode messages %.200q: %w", probe, err)
 	}
-	if len(v.arr) == 4 && v.arr[3].str != nil {
+	if len(v.arr) == 5 && v.arr[4].str != nil {
 		return nil, true, nil
 	}
 	var newest stamp
 	if at := v.arr[0].str; at != nil {
 		newest = stamp{valid: true, text: *at}
 	}
-	msgs, err := r.messages(snap, turn, newest, v.arr[1].str, v.arr[2])
+	msgs, err := r.messages(snap, turn, newest, v.arr[1].str, v.arr[2], v.arr[3])
 	return msgs, false, err
 }
 
 // messagesFrom reads one turn's columns on PostgreSQL: the newest plain
-// agent update's instant and type, and the rows as a JSON list (NULL: none).
-func (r *Reader) messagesFrom(snap *Snapshot, turn string, newest stamp, newestType *string, list sql.NullString) ([]Message, error) {
-	var rows jval
-	if list.Valid {
+// agent update's instant and type, the rows and the user rows as JSON lists
+// (NULL: none).
+func (r *Reader) messagesFrom(snap *Snapshot, turn string, newest stamp, newestType *string, list, users sql.NullString) ([]Message, error) {
+	var rows, userRows jval
+	for _, l := range []struct {
+		raw sql.NullString
+		v   *jval
+	}{{list, &rows}, {users, &userRows}} {
+		if !l.raw.Valid {
+			continue
+		}
 		var err error
-		if rows, err = parseProbe(list.String); err != nil {
-			return nil, fmt.Errorf("decode messages %.200q: %w", list.String, err)
+		if *l.v, err = parseProbe(l.raw.String); err != nil {
+			return nil, fmt.Errorf("decode messages %.200q: %w", l.raw.String, err)
 		}
 	}
-	return r.messages(snap, turn, newest, newestType, rows)
+	return r.messages(snap, turn, newest, newestType, rows, userRows)
 }
 
 // messages builds a turn's messages: the newest plain agent update, if
 // any, then the rows the rules read, each [id, author, type, content,
-// metadata, created_at, updated_at].
-func (r *Reader) messages(snap *Snapshot, turn string, newest stamp, newestType *string, list jval) ([]Message, error) {
+// metadata, created_at, updated_at], then the user rows, each [id, type,
+// created_at], read for when they were written.
+func (r *Reader) messages(snap *Snapshot, turn string, newest stamp, newestType *string, list, users jval) ([]Message, error) {
 	var out []Message
 	if newest.valid {
 		at, ok := newest.parse()
@@ -174,11 +183,23 @@ func (r *Reader) messages(snap *Snapshot, turn string, newest stamp, newestType 
 		m.Author, m.Type, m.Content = deref(a[1]), deref(a[2]), deref(a[3])
 		out = append(out, m)
 	}
+	byUser, err := users.stringLists()
+	if err != nil {
+		return nil, fmt.Errorf("decode user messages: %w", err)
+	}
+	for _, a := range byUser {
+		if len(a) != 3 {
+			return nil, fmt.Errorf("decode user messages: want 3 fields")
+		}
+		m := Message{ID: deref(a[0]), NullID: a[0] == nil, Author: "user", Type: deref(a[1])}
+		m.CreatedAt = parseStamp(snap, a[2], messageRow(m, turn))
+		out = append(out, m)
+	}
 	// The aggregates gather rows in the order the server met them, which
 	// is the table's and not kandev's, may differ between the dialects,
 	// and on PostgreSQL can change when a row is updated. The rules read questions in this order and take the first of
 	// equal instants, so it is made kandev's own: creation, then id.
-	whole := out[len(out)-len(rows):]
+	whole := out[len(out)-len(rows)-len(byUser):]
 	slices.SortStableFunc(whole, func(a, b Message) int {
 		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
 			return c

@@ -254,7 +254,9 @@ func (r *Reader) resolveProbes(snap *Snapshot, s *Session, openJSON, kandevJSON,
 	case len(open) > 0:
 		s.Current = &Turn{ID: open[0].id, NullID: open[0].nullID, Open: true, StartedAt: open[0].startedAt(snap, s.ID)}
 	case len(newest) > 0:
-		s.Current = &Turn{ID: newest[0].id, NullID: newest[0].nullID, Open: newest[0].other == nil, StartedAt: newest[0].startedAt(snap, s.ID)}
+		t := newest[0] // its third field is completed_at
+		s.Current = &Turn{ID: t.id, NullID: t.nullID, Open: t.other == nil, StartedAt: t.startedAt(snap, s.ID),
+			CompletedAt: parseStamp(snap, t.other, t.row(s.ID))}
 	}
 	if len(open) > 1 {
 		s.SecondOpenStartedAt = open[len(open)-2].startedAt(snap, s.ID)

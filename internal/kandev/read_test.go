@@ -187,8 +187,9 @@ func TestSchemaCheck(t *testing.T) {
 }
 
 // TestCurrentTurnMessages: only the current turn's rows are read (older
-// turns' pending rows are history), user rows never reach the rules, and on
-// SQLite the newest agent update is found across timestamp shapes.
+// turns' pending rows are history), user rows only for when they were
+// written, and on SQLite the newest agent update is found across timestamp
+// shapes.
 func TestCurrentTurnMessages(t *testing.T) {
 	b := kandevtest.NewBuilder(now)
 	s := b.Session("s", "task", "ws", "RUNNING", time.Hour, "")
@@ -216,8 +217,16 @@ func TestCurrentTurnMessages(t *testing.T) {
 		snap := snapshot(t, db.URL(), kandev.Options{})
 		got := snap.Sessions[0]
 		var agg *kandev.Message
+		users := 0
 		for i, m := range got.Messages {
-			if m.Author != "agent" {
+			switch {
+			case m.Author == "user":
+				// Read for when it was written, never for its text.
+				users++
+				if m.Content != "" || m.Meta.Kind != authority.Null || !m.CreatedAt.Equal(now.Add(-time.Minute)) || scan.IsActivity(m) {
+					t.Errorf("user row read as %+v, want its id, type and creation only", m)
+				}
+			case m.Author != "agent":
 				t.Errorf("a %s row reached the rules", m.Author)
 			}
 			if m.Type == "clarification_request" {
@@ -226,6 +235,9 @@ func TestCurrentTurnMessages(t *testing.T) {
 			if m.Aggregate() {
 				agg = &got.Messages[i]
 			}
+		}
+		if users != 1 {
+			t.Errorf("%d user rows read, want 1", users)
 		}
 		if agg == nil || !agg.UpdatedAt.Equal(time.Date(2026, 11, 29, 11, 50, 0, 0, time.UTC)) || agg.Type != "tool_call" {
 			t.Fatalf("newest agent update SQLite could order %+v, want 11:50:00 tool_call", agg)

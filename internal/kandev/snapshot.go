@@ -89,9 +89,13 @@ type Turn struct {
 	// read the turn, and no message can name it.
 	NullID    bool
 	StartedAt time.Time // zero when unparseable
+	// CompletedAt is when a closed turn closed; zero while open, and when
+	// unparseable.
+	CompletedAt time.Time
 }
 
-// Message is one row of the current turn.
+// Message is one row of the current turn. A user-authored row carries its
+// id, type and creation only.
 type Message struct {
 	// ID is empty for the aggregate row, and for a row whose id is NULL
 	// (NullID).

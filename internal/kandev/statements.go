@@ -232,15 +232,17 @@ ORDER BY r.session_id`,
 // messagesQuery reads what the rules need from the current turns' messages,
 // given their ids, in one pass over each turn's messages: the newest plain
 // agent update (updated_at and type: one value however long the turn), and
-// every agent status and script_execution row (the stall notice and boot
-// script are told apart by metadata, read in Go) and every clarification
-// and permission request. Content is capped: it only feeds a Slack section,
-// itself capped.
+// every agent status and script_execution row (a user's cancel and a boot
+// script are told apart by metadata, read in Go; neither is activity) and
+// every clarification and permission request, whole; and of each
+// user-authored row its id, type and creation only (whether the agent
+// answered the last of them; their text is not needed). Content is capped:
+// it only feeds a Slack section, itself capped.
 //
 // Each turn yields its position in the ids given (from 0) and, on SQLite,
-// one JSON array [newest updated_at, its type, [rows…], and a fourth field];
-// on PostgreSQL the same three as columns (the rows as a JSON list, NULL
-// when there are none). On PostgreSQL the type comes from the one ordered
+// one JSON array [newest updated_at, its type, [rows…], [user rows…], and a
+// fifth field]; on PostgreSQL the same four as columns (each list NULL when
+// it is empty). On PostgreSQL the type comes from the one ordered
 // aggregate (the newest row first, as MAX picks its updated_at; NULLs last,
 // as MAX ignores them).
 // On SQLite the newest update is found by instant (julianday, millisecond
@@ -250,7 +252,7 @@ ORDER BY r.session_id`,
 // julianday reads every shape Go's parser takes but two (a lower-case "t",
 // an offset without a colon), and a MAX over it would pass over such a row
 // however new it is. So the MAX ranks a value julianday cannot read above
-// every instant, and the fourth field, "1", says that one did: the reader
+// every instant, and the fifth field, "1", says that one did: the reader
 // then reads those turns again with unordered set, which returns each such
 // update as a row of its own for Go to weigh, beside the MAX of the rest.
 // Testing every row for it in the one statement cost 4–7 % of the
@@ -271,6 +273,9 @@ ORDER BY r.session_id`,
 func messagesQuery(d authority.Dialect, unordered bool) string {
 	interesting := `((m.author_type = 'agent' AND m.type IN ('status', 'script_execution')) OR m.type IN ('clarification_request', 'permission_request'))`
 	plain := `m.author_type = 'agent' AND m.type NOT IN ('status', 'script_execution')`
+	// A question or permission row is read whole whoever wrote it, so
+	// the user rows leave them out: no row comes back twice.
+	user := `m.author_type = 'user' AND m.type NOT IN ('clarification_request', 'permission_request')`
 	if d == authority.SQLite {
 		instant, flag := "COALESCE(julianday(m.updated_at), CASE WHEN m.updated_at IS NOT NULL THEN 1e300 END)", ""
 		if unordered {
@@ -288,7 +293,8 @@ SELECT c.n,
             CASE WHEN ` + newest + ` IS NOT NULL THEN CAST(m.type AS TEXT) END,
             json_group_array(json_array(CAST(m.id AS TEXT), CAST(m.author_type AS TEXT), CAST(m.type AS TEXT),
               substr(CAST(m.content AS TEXT), 1, 8192), CAST(m.metadata AS TEXT),
-              CAST(m.created_at AS TEXT), CAST(m.updated_at AS TEXT))) FILTER (WHERE ` + interesting + `)` + flag + `)
+              CAST(m.created_at AS TEXT), CAST(m.updated_at AS TEXT))) FILTER (WHERE ` + interesting + `),
+            json_group_array(json_array(CAST(m.id AS TEXT), CAST(m.type AS TEXT), CAST(m.created_at AS TEXT))) FILTER (WHERE ` + user + `)` + flag + `)
    FROM task_session_messages m WHERE m.turn_id = c.turn_id)
 FROM cur c`
 	}
@@ -296,12 +302,13 @@ FROM cur c`
 	// instant and type need no JSON around them, and the join costs less
 	// than a subquery per turn building one value (3–4 % of the statement
 	// at the benchmark's medium and large sizes).
-	return `SELECT c.n - 1, x.newest, x.newest_type, x.list
+	return `SELECT c.n - 1, x.newest, x.newest_type, x.list, x.users
 FROM unnest($1::text[]) WITH ORDINALITY AS c(turn_id, n) CROSS JOIN LATERAL (SELECT
             MAX(m.updated_at) FILTER (WHERE ` + plain + `) AS newest,
             (array_agg(m.type ORDER BY m.updated_at DESC NULLS LAST, m.id DESC) FILTER (WHERE ` + plain + `))[1] AS newest_type,
             json_agg(json_build_array(m.id, m.author_type, m.type, substr(m.content, 1, 8192), m.metadata, m.created_at, m.updated_at))
-              FILTER (WHERE ` + interesting + `) AS list
+              FILTER (WHERE ` + interesting + `) AS list,
+            json_agg(json_build_array(m.id, m.type, m.created_at)) FILTER (WHERE ` + user + `) AS users
    FROM task_session_messages m WHERE m.turn_id = c.turn_id) x`
 }
 
