@@ -162,11 +162,28 @@ func headline(f scan.Finding, age string) (string, string) {
 	case scan.KindPendingPermission:
 		return "Agent waiting " + age + " for permission on", "Approve or deny it in kandev."
 	case scan.KindInterruptedSession:
-		return "Session parked by a kandev restart " + age + " ago on", "Nothing is queued. Open it to resume."
+		return interruptedText(d, age)
 	case scan.KindMultipleOpenTurns:
 		return fmt.Sprintf("%d open turns", d.OpenTurns) + " on", "kandev keeps one turn open per session; the newest is treated as current."
 	}
 	return escapeText(f.Kind) + " on", ""
+}
+
+// interruptedText says what left a session parked and what a person does
+// about it: resume it, or send the lost message again. A permission kandev
+// still shows on the closed turn is named, since granting it there fails.
+func interruptedText(d *scan.Detail, age string) (string, string) {
+	head, body := "Session parked by a kandev restart "+age+" ago on", "Nothing is queued. Open it to resume."
+	if d.Interruption == scan.InterruptionDroppedPrompt {
+		head = "Last message never answered on"
+		body = "kandev closed the turn " + age + " ago without a reply from the agent (a restart while it ran?) and shows the session idle. " +
+			"Resume the session or send the message again."
+	}
+	if d.LostPermission != nil {
+		body += " kandev still shows the permission the agent asked for before that, but it can no longer be granted: " +
+			"the session must be resumed for the agent to ask again."
+	}
+	return head, body
 }
 
 func kindChangeText(f scan.Finding) (string, string) {
@@ -218,6 +235,9 @@ func evidence(f scan.Finding, budget int) []slack.Block {
 	}
 	if d.Permission != "" {
 		texts = append(texts, d.Permission)
+	}
+	if p := d.LostPermission; p != nil && p.Permission != "" {
+		texts = append(texts, "Permission asked before: "+p.Permission)
 	}
 	return fit(texts, budget, maxBlocks-2, len(d.Questions)-questions)
 }

@@ -215,3 +215,44 @@ func TestTitleLabel(t *testing.T) {
 		}
 	}
 }
+
+// TestInterruptedSessionSaysWhatWasLost: a session parked by a restart, a
+// follow-up prompt a restart dropped, and a permission kandev still shows
+// on the closed turn each say what happened and what to do.
+func TestInterruptedSessionSaysWhatWasLost(t *testing.T) {
+	base := scan.Finding{Kind: scan.KindInterruptedSession, SessionID: "s1", TaskID: "t1", TaskTitle: "Fix login", AgeSeconds: 1500, Link: "http://kandev/t/t1"}
+	lost := &scan.LostPermission{PendingID: "perm-1", Permission: "run rm -rf build/?"}
+	cases := []struct {
+		name   string
+		detail *scan.Detail
+		want   []string
+		not    []string
+	}{
+		// A restart parked it (interrupted_at).
+		{"restart", &scan.Detail{Interruption: scan.InterruptionRestart},
+			[]string{"Session parked by a kandev restart 25 min ago", "Open it to resume."}, []string{"permission", "never answered"}},
+		// A restart dropped a follow-up prompt: the message was never answered.
+		{"dropped prompt", &scan.Detail{Interruption: scan.InterruptionDroppedPrompt},
+			[]string{"Last message never answered", "closed the turn 25 min ago without a reply", "send the message again"}, []string{"permission"}},
+		// A permission pending at the restart can no longer be granted.
+		{"restart with a lost permission", &scan.Detail{Interruption: scan.InterruptionRestart, LostPermission: lost},
+			[]string{"Session parked by a kandev restart", "can no longer be granted", "must be resumed", "Permission asked before: run rm -rf build/?"}, nil},
+		// A finding stored by an older watchdogd has no detail: a restart.
+		{"no detail", nil, []string{"Session parked by a kandev restart 25 min ago"}, nil},
+	}
+	for _, c := range cases {
+		f := base
+		f.Detail = c.detail
+		raw, _ := json.Marshal(Render(f, RenderOptions{}))
+		for _, w := range c.want {
+			if !strings.Contains(string(raw), w) {
+				t.Errorf("%s: message lacks %q: %s", c.name, w, raw)
+			}
+		}
+		for _, w := range c.not {
+			if strings.Contains(string(raw), w) {
+				t.Errorf("%s: message says %q: %s", c.name, w, raw)
+			}
+		}
+	}
+}

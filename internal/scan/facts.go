@@ -10,14 +10,40 @@ import (
 
 // facts are what the rules read of one session's current turn.
 type facts struct {
-	// lastAgent is the newest agent activity; zero when none.
+	// lastAgent is the newest agent activity whose time is known; zero when
+	// none.
 	lastAgent     time.Time
 	lastAgentType string
-	// anyPending is true when any clarification row (human or not) or the
-	// newest permission request is pending: "nothing pending" is its negation.
+	// agentAtUnknown is true when an activity row's time is missing: a
+	// value in no shape kandev writes, or too far in the future to be
+	// true. It still shows the agent did something.
+	agentAtUnknown bool
+	// lastUser is the newest user message's creation; zero when none.
+	lastUser time.Time
+	// cancelled is true when the user cancelled the turn in kandev (its
+	// "Turn cancelled by user" status row).
+	cancelled bool
+	// anyPending is true when any clarification row (human or not) or,
+	// while the turn is open, the newest permission request is pending:
+	// "nothing pending" is its negation.
 	anyPending bool
 	bundles    []bundle
 	permission *permission
+	// lostPermission is a permission still marked pending on a closed
+	// turn: kandev shows it, but a restart closed the turn and the agent
+	// that asked is gone, so it can no longer be granted.
+	lostPermission *permission
+}
+
+// someAgent says whether the turn holds agent activity at all.
+func (f facts) someAgent() bool { return !f.lastAgent.IsZero() || f.agentAtUnknown }
+
+// unanswered says whether the turn's last user message got no reply: a
+// user message and no agent activity after it. Activity at an unknown time
+// counts as a reply: the agent did something, and a page must not rest on
+// a guess.
+func (f facts) unanswered() bool {
+	return !f.lastUser.IsZero() && !f.lastAgent.After(f.lastUser) && !f.agentAtUnknown
 }
 
 type bundle struct {
@@ -70,9 +96,7 @@ func readFacts(s kandev.Session) facts {
 	var order []string
 	for i := range s.Messages {
 		m := s.Messages[i]
-		if IsActivity(m) && !m.UpdatedAt.IsZero() && m.UpdatedAt.After(f.lastAgent) {
-			f.lastAgent, f.lastAgentType = m.UpdatedAt, m.Type
-		}
+		f.observe(m)
 		switch m.Type {
 		case "clarification_request":
 			if pendingStatus(m) {
@@ -95,18 +119,45 @@ func readFacts(s kandev.Session) facts {
 		}
 	}
 	if newestPerm != nil && pendingStatus(*newestPerm) {
-		f.anyPending = true
-		pid, ok := newestPerm.Meta.String("pending_id")
-		if !ok || pid == "" {
-			pid = newestPerm.ID // still pending; the row id keeps it identifiable
+		p := permissionOf(*newestPerm)
+		if s.Current != nil && !s.Current.Open {
+			f.lostPermission = p // not pending: nobody can grant it
+		} else {
+			f.anyPending, f.permission = true, p
 		}
-		p := &permission{pendingID: pid, requestedAt: newestPerm.CreatedAt, text: newestPerm.Content}
-		if tc, ok := newestPerm.Meta.String("tool_call_id"); ok {
-			p.toolCallID = &tc
-		}
-		f.permission = p
 	}
 	return f
+}
+
+// observe notes what one row shows of the turn's progress: agent activity,
+// a user message, a user's cancel.
+func (f *facts) observe(m kandev.Message) {
+	switch {
+	case IsActivity(m):
+		f.agentAtUnknown = f.agentAtUnknown || m.UpdatedAt.IsZero()
+		if m.UpdatedAt.After(f.lastAgent) {
+			f.lastAgent, f.lastAgentType = m.UpdatedAt, m.Type
+		}
+	case m.Author == "user":
+		if m.CreatedAt.After(f.lastUser) {
+			f.lastUser = m.CreatedAt
+		}
+	case m.Author == "agent" && m.Type == "status" && m.Meta.Flag("cancelled"):
+		f.cancelled = true
+	}
+}
+
+// permissionOf reads a permission request row.
+func permissionOf(m kandev.Message) *permission {
+	pid, ok := m.Meta.String("pending_id")
+	if !ok || pid == "" {
+		pid = m.ID // still pending; the row id keeps it identifiable
+	}
+	p := &permission{pendingID: pid, requestedAt: m.CreatedAt, text: m.Content}
+	if tc, ok := m.Meta.String("tool_call_id"); ok {
+		p.toolCallID = &tc
+	}
+	return p
 }
 
 // newer orders messages by creation instant, then id.

@@ -95,10 +95,7 @@ func analyze(s kandev.Session, interruptTarget bool, opts Options, now time.Time
 	th := opts.Thresholds
 	askFindings(f, s.Current, kandevTurn, th, now, add)
 	turnFindings(s, f, th, now, add)
-	if at, ok := interruptedAt(s); ok && interruptTarget && s.State == "WAITING_FOR_INPUT" &&
-		(s.Current == nil || !s.Current.Open) && !f.anyPending && s.Queued == 0 && now.Sub(at) >= th.InterruptedAfter {
-		add(KindInterruptedSession, at, nil, nil, nil)
-	}
+	interruptedFindings(s, f, interruptTarget, th, now, add)
 	if s.OpenTurns > 1 && !s.SecondOpenStartedAt.IsZero() {
 		add(KindMultipleOpenTurns, s.SecondOpenStartedAt, nil, nil, &Detail{OpenTurns: s.OpenTurns})
 	}
@@ -139,7 +136,7 @@ func turnFindings(s kandev.Session, f facts, th Thresholds, now time.Time, add a
 	cur := s.Current
 	working := s.State == "STARTING" || s.State == "RUNNING"
 	switch {
-	case working && cur != nil && cur.Open && !f.anyPending && f.lastAgent.IsZero():
+	case working && cur != nil && cur.Open && !f.anyPending && !f.someAgent():
 		if !cur.StartedAt.IsZero() && now.Sub(cur.StartedAt) >= th.NeverStartedAfter {
 			add(KindNeverStarted, cur.StartedAt, turnRef(cur), nil, nil)
 		}
@@ -147,10 +144,49 @@ func turnFindings(s kandev.Session, f facts, th Thresholds, now time.Time, add a
 		if !s.StartedAt.IsZero() && now.Sub(s.StartedAt) >= th.NeverStartedAfter {
 			add(KindNeverStarted, s.StartedAt, nil, nil, nil) // a launch hang
 		}
-	case s.State == "RUNNING" && cur != nil && cur.Open && !f.anyPending && !f.lastAgent.IsZero():
-		if last := latest(cur.StartedAt, f.lastAgent); now.Sub(last) >= th.StallAfter {
+	case s.State == "RUNNING" && cur != nil && cur.Open && !f.anyPending && f.someAgent():
+		// Activity at an unknown time leaves the turn's start as the last
+		// time known: the stall is at most that old.
+		if last := latest(cur.StartedAt, f.lastAgent); !last.IsZero() && now.Sub(last) >= th.StallAfter {
 			add(KindStalledTurn, last, turnRef(cur), nil, &Detail{LastActivityAt: rfc(f.lastAgent), LastActivityType: f.lastAgentType})
 		}
+	}
+}
+
+// interruptedFindings adds a session left waiting for input by work kandev
+// dropped, with nothing pending or queued that would move it on:
+//
+//   - parked by a restart: kandev set the task's interrupted_at, and the
+//     session it concerns has no open turn;
+//   - a follow-up prompt dropped: the current turn closed without a reply
+//     to its last user message (or with a permission nobody can grant any
+//     more), and the user did not cancel it. kandev sets no interrupted_at
+//     for that and shows the session idle, so nobody else would say so.
+//
+// A permission still marked pending on the closed turn is named: kandev
+// shows it, but it can no longer be granted.
+func interruptedFindings(s kandev.Session, f facts, interruptTarget bool, th Thresholds, now time.Time, add adder) {
+	cur := s.Current
+	if s.State != "WAITING_FOR_INPUT" || f.anyPending || s.Queued > 0 || cur != nil && cur.Open {
+		return
+	}
+	d := &Detail{}
+	if p := f.lostPermission; p != nil {
+		d.LostPermission = &LostPermission{PendingID: p.pendingID, Permission: p.text}
+	}
+	if at, ok := interruptedAt(s); ok && interruptTarget {
+		if now.Sub(at) >= th.InterruptedAfter {
+			d.Interruption = InterruptionRestart
+			add(KindInterruptedSession, at, nil, nil, d)
+		}
+		return
+	}
+	if cur == nil || cur.CompletedAt.IsZero() || f.cancelled || !f.unanswered() && f.lostPermission == nil {
+		return
+	}
+	if now.Sub(cur.CompletedAt) >= th.InterruptedAfter {
+		d.Interruption = InterruptionDroppedPrompt
+		add(KindInterruptedSession, cur.CompletedAt, nil, nil, d)
 	}
 }
 

@@ -60,6 +60,33 @@ func with(s kandev.Session, f func(*kandev.Session)) kandev.Session { f(&s); ret
 
 func completed(s *kandev.Session) { s.Current.Open = false }
 
+// closedAgo closes the current turn d ago.
+func closedAgo(d time.Duration) func(*kandev.Session) {
+	return func(s *kandev.Session) { s.Current.Open, s.Current.CompletedAt = false, ago(d) }
+}
+
+// userMessage is a user-authored row as the reader gives it: when it was
+// written, no text.
+func userMessage(createdAgo time.Duration) kandev.Message {
+	return kandev.Message{ID: fmt.Sprintf("u-%d", createdAgo), Author: "user", Type: "message", CreatedAt: ago(createdAgo)}
+}
+
+// interruptedAt sets the task's interrupted_at d ago.
+func interruptedAgo(d time.Duration) func(*kandev.Session) {
+	return func(s *kandev.Session) {
+		s.TaskMetadata = meta(fmt.Sprintf(`{"interrupted_at": %q}`, ago(d).Format(time.RFC3339)))
+	}
+}
+
+// both applies fs in order.
+func both(fs ...func(*kandev.Session)) func(*kandev.Session) {
+	return func(s *kandev.Session) {
+		for _, f := range fs {
+			f(s)
+		}
+	}
+}
+
 // findingsOf returns "kind since-age" for each finding, sorted.
 func findingsOf(sessions []kandev.Session, opts Options) []string {
 	rep := Findings(&kandev.Snapshot{Sessions: sessions}, opts, now)
@@ -179,6 +206,49 @@ func TestRules(t *testing.T) {
 				s.ID, s.IsPrimary = "s2", false
 				s.TaskMetadata = meta(fmt.Sprintf(`{"interrupted_at": %q}`, ago(25*time.Minute).Format(time.RFC3339)))
 			})}, defaults, []string{}},
+		// A restart closed the turn while a permission was pending: kandev
+		// still shows it, but it can no longer be granted. Not pending;
+		// the parked session is reported.
+		{"permission on a closed turn", []kandev.Session{with(session("WAITING_FOR_INPUT", 60*time.Minute,
+			permissionReq("perm-1", "pending", 30*time.Minute)), both(completed, interruptedAgo(25*time.Minute)))}, defaults,
+			[]string{"interrupted_session 25m "}},
+		// The same on a follow-up prompt, where kandev sets no
+		// interrupted_at: reported from the turn's close.
+		{"permission on a closed follow-up turn", []kandev.Session{with(session("WAITING_FOR_INPUT", 60*time.Minute,
+			userMessage(59*time.Minute), aggregate(40*time.Minute), permissionReq("perm-1", "pending", 30*time.Minute)), closedAgo(25*time.Minute))}, defaults,
+			[]string{"interrupted_session 25m "}},
+		// A restart dropped a follow-up prompt: the turn closed 20m ago with
+		// the user's message and no reply, and kandev shows the session idle.
+		{"dropped follow-up prompt", []kandev.Session{with(session("WAITING_FOR_INPUT", 30*time.Minute,
+			userMessage(30*time.Minute)), closedAgo(20*time.Minute))}, defaults, []string{"interrupted_session 20m "}},
+		// The agent's earlier reply does not answer a later message.
+		{"dropped prompt after an earlier reply", []kandev.Session{with(session("WAITING_FOR_INPUT", 30*time.Minute,
+			userMessage(30*time.Minute), aggregate(28*time.Minute), userMessage(25*time.Minute)), closedAgo(20*time.Minute))}, defaults,
+			[]string{"interrupted_session 20m "}},
+		// Under interrupted_after (10m): not yet.
+		{"dropped prompt, too young", []kandev.Session{with(session("WAITING_FOR_INPUT", 30*time.Minute,
+			userMessage(30*time.Minute)), closedAgo(5*time.Minute))}, defaults, []string{}},
+		// The agent replied: an ordinary finished turn.
+		{"answered prompt", []kandev.Session{with(session("WAITING_FOR_INPUT", 30*time.Minute,
+			userMessage(30*time.Minute), aggregate(21*time.Minute)), closedAgo(20*time.Minute))}, defaults, []string{}},
+		// A reply whose time is unknown is still a reply.
+		{"reply at an unknown time", []kandev.Session{with(session("WAITING_FOR_INPUT", 30*time.Minute,
+			userMessage(30*time.Minute), kandev.Message{Author: "agent", Type: "tool_call"}), closedAgo(20*time.Minute))}, defaults, []string{}},
+		// The user cancelled the turn in kandev: nothing was lost.
+		{"cancelled by the user", []kandev.Session{with(session("WAITING_FOR_INPUT", 30*time.Minute,
+			userMessage(30*time.Minute), agent("status", 20*time.Minute, `{"cancelled": true, "variant": "warning"}`)), closedAgo(20*time.Minute))}, defaults,
+			[]string{}},
+		// Something queued will start the next turn.
+		{"dropped prompt, something queued", []kandev.Session{with(session("WAITING_FOR_INPUT", 30*time.Minute,
+			userMessage(30*time.Minute)), both(closedAgo(20*time.Minute), func(s *kandev.Session) { s.Queued = 1 }))}, defaults, []string{}},
+		// A turn with no user message (started by kandev itself) owes no reply.
+		{"closed turn without a user message", []kandev.Session{with(session("WAITING_FOR_INPUT", 30*time.Minute), closedAgo(20*time.Minute))},
+			defaults, []string{}},
+		// Agent output at an unknown time (unparseable, or too far in the
+		// future) is output: the turn stalled since its start, not never
+		// started.
+		{"activity at an unknown time", []kandev.Session{session("RUNNING", 40*time.Minute, kandev.Message{Author: "agent", Type: "tool_call"})},
+			defaults, []string{"stalled_turn 40m "}},
 		// Two open eligible conversational turns: the D2 invariant broke.
 		{"multiple open turns", []kandev.Session{with(session("RUNNING", 3*time.Minute, aggregate(time.Minute)), func(s *kandev.Session) {
 			s.OpenTurns, s.SecondOpenStartedAt = 2, ago(3*time.Minute)

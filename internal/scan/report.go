@@ -110,6 +110,29 @@ type Detail struct {
 	// KandevTurnID is the turn kandev treats as current
 	// (shadowed_clarification).
 	KandevTurnID string `json:"kandev_turn_id,omitempty"`
+	// Interruption says what left the session parked
+	// (interrupted_session): a restart, or a dropped prompt.
+	Interruption string `json:"interruption,omitempty"`
+	// LostPermission is a permission asked on the closed turn, which
+	// kandev still shows but can no longer grant (interrupted_session).
+	LostPermission *LostPermission `json:"lost_permission,omitempty"`
+}
+
+// What left a session parked (Detail.Interruption).
+const (
+	// InterruptionRestart: a kandev restart parked it and set the task's
+	// interrupted_at.
+	InterruptionRestart = "restart"
+	// InterruptionDroppedPrompt: its current turn closed without a reply
+	// to the last user message, and kandev shows it idle.
+	InterruptionDroppedPrompt = "dropped_prompt"
+)
+
+// LostPermission is a permission request kandev still shows as pending on
+// a closed turn.
+type LostPermission struct {
+	PendingID  string `json:"pending_id"`
+	Permission string `json:"permission,omitempty"`
 }
 
 // Question is one question of a clarification bundle, as the agent wrote it.
