@@ -18,6 +18,17 @@ const (
 	ActionLog            = "log"
 )
 
+// HumanOwesAnswer says whether a finding kind waits on a person's answer
+// that kandev still takes: a question on kandev's current turn, or a
+// permission request on an open turn. A nudge there destroys it: kandev
+// stores it in the blocked turn, stops the agent and resumes it with the
+// nudge as its prompt, and the question leaves kandev's UI and API while
+// its row still says pending. So no config may nudge one (validate) and
+// no decision does (internal/policy).
+func HumanOwesAnswer(kind string) bool {
+	return kind == "unanswered_clarification" || kind == "pending_permission"
+}
+
 // DefaultPolicy is DESIGN §7's ladder for a kind. Automatic nudges are
 // opt-in, so no default ladder nudges.
 func DefaultPolicy(kind string) Policy {

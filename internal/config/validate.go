@@ -128,9 +128,12 @@ func (v validator) policies(c *Config) {
 		for i, s := range p.Steps {
 			sp := fmt.Sprintf("%s.steps[%d]", path, i)
 			switch s.Action {
-			case ActionSlack, ActionLog, ActionCancelAndNudge:
-			case ActionNudge:
-				if kind == "stalled_turn" || kind == "never_started" {
+			case ActionSlack, ActionLog:
+			case ActionNudge, ActionCancelAndNudge:
+				if HumanOwesAnswer(kind) {
+					v.add(sp+".action", "%s while a human owes an answer destroys the question: kandev stops the agent and resumes it with the nudge, "+
+						"and the question leaves kandev's UI and API; use slack or log for %s", s.Action, kind)
+				} else if s.Action == ActionNudge && (kind == "stalled_turn" || kind == "never_started") {
 					v.add(sp+".action", "kandev refuses message.add while a session is RUNNING; use cancel_and_nudge for %s", kind)
 				}
 			case "":

@@ -201,7 +201,7 @@ func Wanted(st ledger.State, in Input) []string {
 // to compare digests: it goes into the plan when the digest changed (a
 // conflict, for the ledger to count), not when it is the same.
 func (p *planner) decide(e ledger.Episode, seq string, step, repeat int, action string, mention bool) {
-	kind := actionKind(action, p.in.Slack)
+	kind := actionKind(action, e.Kind, p.in.Slack)
 	key := Key(e.ID, seq)
 	a := ledger.Action{Key: key, EpisodeID: e.ID, Seq: seq, Step: step, Repeat: repeat, Kind: kind,
 		CreatedAt: p.in.Now, NextAttempt: p.in.Now}
@@ -307,18 +307,25 @@ func actionBySeq(e ledger.Episode, seq string) *ledger.Action {
 	return nil
 }
 
-// actionKind maps a configured action to what runs: without a slack: block,
-// Slack steps are logged (a fresh install does not crash-loop).
-func actionKind(action string, slack bool) string {
+// actionKind maps a configured action on an episode of finding kind to
+// what runs: without a slack: block, Slack steps are logged (a fresh install
+// does not crash-loop). A nudge while a human owes an answer would destroy
+// the question (config.HumanOwesAnswer); check-config refuses such a
+// config, and should one get past it, the step is logged, never sent.
+func actionKind(action, finding string, slack bool) string {
 	switch action {
 	case config.ActionSlack:
 		if !slack {
 			return ledger.KindLog
 		}
 		return ledger.KindSlack
-	case config.ActionNudge:
-		return ledger.KindNudge
-	case config.ActionCancelAndNudge:
+	case config.ActionNudge, config.ActionCancelAndNudge:
+		if config.HumanOwesAnswer(finding) {
+			return ledger.KindLog
+		}
+		if action == config.ActionNudge {
+			return ledger.KindNudge
+		}
 		return ledger.KindCancelAndNudge
 	}
 	return ledger.KindLog

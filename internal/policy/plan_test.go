@@ -127,6 +127,17 @@ func TestDecideRules(t *testing.T) {
 	}
 	noSlack := input(t0.Add(40*m), stalled)
 	noSlack.Config, noSlack.Slack = cfgWith(""), false
+	// nudging is input under a config that nudges every kind at once, as
+	// check-config would refuse: policy must not rely on it.
+	nudging := func(action string, f scan.Finding) Input {
+		in := input(t0, f)
+		c := *slackCfg
+		c.Policy = map[string]*config.Policy{f.Kind: {Steps: []config.Step{{Action: action}}}}
+		in.Config = &c
+		return in
+	}
+	permission, interrupted := question, question
+	permission.Kind, interrupted.Kind = scan.KindPendingPermission, scan.KindInterruptedSession
 
 	cases := []struct {
 		name  string
@@ -175,6 +186,16 @@ func TestDecideRules(t *testing.T) {
 		// Routes match by workspace; the ops route's mention is used only on
 		// steps that ask for it.
 		{"routes by workspace", ledger.State{}, input(t0.Add(10*m), ops), "step/stalled_turn/1/0:slack@C-ops+mention", nil},
+		// A nudge while a human owes an answer would destroy the question
+		// in kandev: even under a config that got past check-config, it is
+		// logged, never sent, in either form.
+		{"no nudge on an unanswered question", ledger.State{}, nudging(config.ActionNudge, question), "step/unanswered_clarification/0/0:log", nil},
+		{"no cancel_and_nudge on a pending permission", ledger.State{}, nudging(config.ActionCancelAndNudge, permission),
+			"step/pending_permission/0/0:log", nil},
+		// Elsewhere a configured nudge is sent: a hidden question cannot be
+		// answered in kandev anyway, and a parked session wants resuming.
+		{"nudge on a hidden question", ledger.State{}, nudging(config.ActionNudge, shadowed), "step/shadowed_clarification/0/0:nudge", nil},
+		{"nudge on a parked session", ledger.State{}, nudging(config.ActionNudge, interrupted), "step/interrupted_session/0/0:nudge", nil},
 		// Without a slack: block, Slack steps are logged.
 		{"no slack block logs", ledger.State{}, noSlack, "step/stalled_turn/1/0:log", nil},
 		// Clarifications repeat hourly with a mention; 5h after since only
