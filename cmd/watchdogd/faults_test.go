@@ -149,7 +149,8 @@ func TestFaultSlack(t *testing.T) {
 // TestFaultKandevWebSocket: nudges while kandev's WebSocket refuses
 // connections, closes mid-request, and answers errors.
 func TestFaultKandevWebSocket(t *testing.T) {
-	extra, base := daemonConfig(t, "policy:\n  interrupted_session:\n    steps: [{after: 0s, action: nudge}]\n  unanswered_clarification:\n    steps: [{after: 0s, action: nudge}]\n")
+	extra, base := daemonConfig(t, "policy:\n  interrupted_session:\n    steps: [{after: 0s, action: nudge}]\n  shadowed_clarification:\n    steps: [{after: 0s, action: nudge}]\n"+
+		"  multiple_open_turns:\n    steps: [{after: 0s, action: nudge}]\n")
 	e := newEnv(t, world(time.Now()), "sqlite", extra)
 	// kandev is down: base_url points at a closed port for a while.
 	deadURL := fmt.Sprintf("http://127.0.0.1:%d", freePort(t))
@@ -160,8 +161,8 @@ func TestFaultKandevWebSocket(t *testing.T) {
 	waitFor(t, 20*time.Second, "retries while refused", func() bool {
 		return d.metric(t, `watchdogd_actions_total{action="nudge",result="retried"}`) >= 2
 	})
-	// kandev is back, but drops the first two requests mid-way and refuses
-	// the question's session.
+	// kandev is back, but drops the first two requests mid-way, and refuses
+	// the RUNNING session with two open turns.
 	var n int
 	var mu sync.Mutex
 	e.ws.SetFail(func(action string) string {
@@ -173,7 +174,6 @@ func TestFaultKandevWebSocket(t *testing.T) {
 		}
 		return ""
 	})
-	e.ws.SetState("sess-question", "COMPLETED")
 	e.vars["ws"] = realURL
 	e.writeConfig()
 	_ = d.cmd.Process.Signal(syscall.SIGHUP)
@@ -187,7 +187,7 @@ func TestFaultKandevWebSocket(t *testing.T) {
 		return n
 	}
 	// The two promptable sessions get their nudge (after the dropped
-	// requests' backoff); the terminal one is refused, once.
+	// requests' backoff); the RUNNING one is refused, once.
 	waitFor(t, 60*time.Second, "nudges delivered and the refusal recorded", func() bool {
 		return len(e.ws.Messages()) >= 2 && failedNudges() == 1
 	})
@@ -196,7 +196,7 @@ func TestFaultKandevWebSocket(t *testing.T) {
 	for _, m := range e.ws.Messages() {
 		sessions[m.SessionID]++
 	}
-	if len(sessions) != 2 || sessions["sess-parked"] != 1 || sessions["sess-huge"] != 1 {
+	if len(sessions) != 2 || sessions["sess-parked"] != 1 || sessions["sess-shadowed"] != 1 {
 		t.Fatalf("kandev messages %v", sessions)
 	}
 	if n := failedNudges(); n != 1 {

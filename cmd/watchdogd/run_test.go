@@ -266,13 +266,13 @@ func TestStallComesBack(t *testing.T) {
 }
 
 // TestNudges: nudges go through kandev's WebSocket with client_message_id;
-// a replay creates no second message; a RUNNING session's refusal is
-// reported once, not retried forever.
+// a replay creates no second message; a RUNNING session's refusal (the
+// session with two open turns) is reported once, not retried forever.
 func TestNudges(t *testing.T) {
 	extra := `policy:
   interrupted_session:
     steps: [{after: 0s, action: nudge}]
-  pending_permission:
+  multiple_open_turns:
     steps: [{after: 0s, action: nudge}]
 `
 	e := newEnv(t, world(time.Now()), "sqlite", extra)

@@ -78,15 +78,20 @@ func cutAtClaimsEnd(t *testing.T, c *Cycle, key string) {
 	t.Logf("retry: %s", a.Error)
 }
 
-// TestNudgeEndsWithinItsClaim: kandev takes a nudge but answers only after
-// 3 s, past the end of a 2 s claim (the client's own timeout is 5 s). The
-// attempt stops before the claim may be taken over and is left owed as one
-// that may have landed; the retry sends the same client_message_id, which
-// kandev deduplicates, so the agent gets one message.
+// TestNudgeEndsWithinItsClaim: kandev takes a nudge (resuming a session a
+// restart parked) but answers only after 3 s, past the end of a 2 s claim
+// (the client's own timeout is 5 s). The attempt stops before the claim may
+// be taken over and is left owed as one that may have landed; the retry
+// sends the same client_message_id, which kandev deduplicates, so the agent
+// gets one message.
 func TestNudgeEndsWithinItsClaim(t *testing.T) {
-	c, _, _ := testCycle(t, oneQuestion().DS, nil)
+	b := kandevtest.NewBuilder(time.Now())
+	s := b.Session("s1", "Write release notes", "ws", "WAITING_FOR_INPUT", time.Hour,
+		fmt.Sprintf(`{"interrupted_at": %q}`, b.Now.Add(-25*time.Minute).UTC().Format(time.RFC3339)))
+	s.Turn("turn-1", 40*time.Minute, 26*time.Minute, "").Agent("message", 27*time.Minute)
+	c, _, _ := testCycle(t, b.DS, nil)
 	ws := kandevAPI(t, c, map[string]string{"s1": "WAITING_FOR_INPUT"})
-	c.Config.Policy["unanswered_clarification"].Steps = []config.Step{{Action: config.ActionNudge}}
+	c.Config.Policy["interrupted_session"].Steps = []config.Step{{Action: config.ActionNudge}}
 	c.Config.State.ClaimTTL = 2 * time.Second
 	var slow atomic.Bool
 	slow.Store(true)

@@ -136,7 +136,7 @@ func (c *Cycle) scan(ctx context.Context, now time.Time) (scan.Report, *kandev.S
 		c.Metrics.Scans.WithLabelValues("error").Inc()
 		return scan.Report{}, nil, err
 	}
-	rep := scan.Findings(snap, scanOptions(c.Config), now)
+	rep := findings(snap, c.Config, now)
 	c.Metrics.Scans.WithLabelValues("success").Inc()
 	c.Metrics.ScanDuration.Observe(time.Since(start).Seconds())
 	c.Metrics.LastSuccessfulScan.Set(float64(time.Now().Unix()))

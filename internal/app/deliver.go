@@ -13,7 +13,6 @@ import (
 	"github.com/watchdogd/watchdogd/internal/ledger"
 	"github.com/watchdogd/watchdogd/internal/notify"
 	"github.com/watchdogd/watchdogd/internal/policy"
-	"github.com/watchdogd/watchdogd/internal/scan"
 )
 
 // deliveryRun is one cycle's delivery state: per-channel budgets and gates.
@@ -367,7 +366,7 @@ func (c *Cycle) fence(ctx context.Context, e ledger.Episode) (bool, error) {
 
 // holds says whether snap still shows episode e's finding.
 func (c *Cycle) holds(snap *kandev.Snapshot, e ledger.Episode) bool {
-	for _, f := range scan.Findings(snap, scanOptions(c.Config), c.Now()).Findings {
+	for _, f := range findings(snap, c.Config, c.Now()).Findings {
 		if policy.Identity(f) == e.Identity {
 			return true
 		}

@@ -18,7 +18,7 @@ type rowsSeen map[kandev.RowRef]bool
 // badRowsSeen holds, for each kind of fault, the rows already logged; the
 // daemon hands it from cycle to cycle across reloads.
 type badRowsSeen struct {
-	malformed, unparseable rowsSeen
+	malformed, unparseable, future rowsSeen
 }
 
 // newRows returns the rows of this snapshot not logged before, and the set
@@ -46,8 +46,9 @@ func newRows(seen rowsSeen, rows []kandev.RowRef) ([]kandev.RowRef, rowsSeen) {
 // cannot read, and those holding a timestamp no kandev shape matches.
 // watchdogd reads malformed metadata as "no flags set"; kandev's own batch
 // pending-action query fails for every session while one exists. An
-// unparseable timestamp is read as missing, so a finding that needed it
-// (a turn's start, a question's) cannot be made. Either way an operator
+// unparseable timestamp, or one too far in the future to be true, is read
+// as missing, so a finding that needed it (a turn's start, a question's)
+// cannot be made. Either way an operator
 // needs the ids to repair them. A row with no id to go by is named by what
 // it belongs to (RowRef.String).
 func (c *Cycle) logBadRows(snap *kandev.Snapshot) {
@@ -59,6 +60,10 @@ func (c *Cycle) logBadRows(snap *kandev.Snapshot) {
 	fresh, c.badRows.unparseable = newRows(c.badRows.unparseable, snap.Unparseable)
 	logRows(c.Log, fresh, len(c.badRows.unparseable),
 		"kandev rows with a timestamp in no shape kandev writes, read as missing (findings that need it cannot be made)")
+	fresh, c.badRows.future = newRows(c.badRows.future, snap.Future)
+	logRows(c.Log, fresh, len(c.badRows.future),
+		"kandev rows with a timestamp more than thresholds.future_tolerance after the scan, read as missing: kandev's database clock, "+
+			"or the time zone of its PostgreSQL role (kandev writes some values with CURRENT_TIMESTAMP, local time), is off")
 }
 
 // logRows logs one line for the rows newly at fault, if any: how many are

@@ -32,7 +32,8 @@ type Metrics struct {
 	SlackRateLimited    prometheus.Counter
 	MalformedMetadata   prometheus.Gauge
 	// UnparseableTimestamps counts values, not rows, as the snapshot
-	// lists them.
+	// lists them: those in no shape kandev writes and those too far in
+	// the future, both read as missing.
 	UnparseableTimestamps prometheus.Gauge
 	Leader                prometheus.Gauge
 	ReloadSuccess         prometheus.Gauge
@@ -78,7 +79,7 @@ func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
 		MalformedMetadata: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "malformed_metadata_rows",
 			Help: "Rows of kandev's tables kandev itself cannot read (metadata it cannot parse, or a NULL id), in the last scan."}),
 		UnparseableTimestamps: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "unparseable_timestamps",
-			Help: "Timestamp values of kandev's rows in no shape kandev writes, in the last scan; each was read as missing."}),
+			Help: "Timestamp values of kandev's rows in no shape kandev writes, or more than thresholds.future_tolerance after the scan, in the last scan; each was read as missing."}),
 		Leader: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "leader",
 			Help: "1 when this replica holds the lease (always 1 without HA)."}),
 		ReloadSuccess: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "config_last_reload_successful",
@@ -118,7 +119,7 @@ func (m *Metrics) precreate() {
 func (m *Metrics) observeReport(rep scan.Report, snap *kandev.Snapshot) {
 	m.SessionsScanned.Set(float64(len(rep.Sessions)))
 	m.MalformedMetadata.Set(float64(len(snap.Malformed)))
-	m.UnparseableTimestamps.Set(float64(len(snap.Unparseable)))
+	m.UnparseableTimestamps.Set(float64(len(snap.Unparseable) + len(snap.Future)))
 	counts, oldest := map[string]int{}, map[string]int64{}
 	for _, f := range rep.Findings {
 		counts[f.Kind]++

@@ -51,6 +51,15 @@ func scanOptions(cfg *config.Config) scan.Options {
 	}
 }
 
+// findings derives the report from a snapshot taken at instant now, first
+// reading as missing every timestamp too far after now to be true (named
+// in snap.Future). Every reading of kandev goes through it — the cycle, the
+// fence before a delivery, scan — so that they agree.
+func findings(snap *kandev.Snapshot, cfg *config.Config, now time.Time) scan.Report {
+	snap.DropFuture(now.Add(cfg.Thresholds.FutureTolerance))
+	return scan.Findings(snap, scanOptions(cfg), now)
+}
+
 // runScan reads kandev once and prints the report; no ledger, no sending.
 func runScan(ctx context.Context, opts Options) error {
 	if opts.Output != "table" && opts.Output != "json" {
@@ -85,6 +94,7 @@ func noteBadRows(w io.Writer, snap *kandev.Snapshot) {
 	}{
 		{snap.Malformed, "kandev itself cannot read (malformed metadata, read as no flags; or a NULL id)"},
 		{snap.Unparseable, "with a timestamp in no shape kandev writes, read as missing"},
+		{snap.Future, "with a timestamp more than thresholds.future_tolerance after the scan (kandev's database clock or time zone?), read as missing"},
 	} {
 		rows, _ := newRows(nil, l.rows) // each row once
 		if len(rows) == 0 {
@@ -112,7 +122,7 @@ func scanOnce(ctx context.Context, url string, cfg *config.Config, now time.Time
 	if err != nil {
 		return scan.Report{}, nil, err
 	}
-	return scan.Findings(snap, scanOptions(cfg), now), snap, nil
+	return findings(snap, cfg, now), snap, nil
 }
 
 func printReport(w io.Writer, format string, rep scan.Report) error {

@@ -62,6 +62,10 @@ type Thresholds struct {
 	ClarificationAfter time.Duration `yaml:"clarification_after"`
 	PermissionAfter    time.Duration `yaml:"permission_after"`
 	InterruptedAfter   time.Duration `yaml:"interrupted_after"`
+	// FutureTolerance is how far after the scan a kandev timestamp may lie
+	// and still be taken as true (clocks differ a little); one further
+	// ahead is read as missing and named, like an unparseable one.
+	FutureTolerance time.Duration `yaml:"future_tolerance"`
 }
 
 // Policy is one finding kind's escalation ladder.

@@ -77,6 +77,7 @@ func applyDefaults(c *Config) {
 	setDur(&c.Thresholds.ClarificationAfter, 15*time.Minute)
 	setDur(&c.Thresholds.PermissionAfter, 15*time.Minute)
 	setDur(&c.Thresholds.InterruptedAfter, 10*time.Minute)
+	setDur(&c.Thresholds.FutureTolerance, 2*time.Minute)
 	if c.Policy == nil {
 		c.Policy = map[string]*Policy{}
 	}

@@ -306,7 +306,8 @@ func explicitZeros(c *Config, d *decoder) {
 		"database.scan_timeout": c.Database.ScanTimeout, "database.busy_timeout": c.Database.BusyTimeout, "cycle_timeout": c.CycleTimeout,
 		"thresholds.stall_after": c.Thresholds.StallAfter, "thresholds.never_started_after": c.Thresholds.NeverStartedAfter,
 		"thresholds.clarification_after": c.Thresholds.ClarificationAfter, "thresholds.permission_after": c.Thresholds.PermissionAfter,
-		"thresholds.interrupted_after": c.Thresholds.InterruptedAfter, "state.claim_ttl": c.State.ClaimTTL,
+		"thresholds.interrupted_after": c.Thresholds.InterruptedAfter, "thresholds.future_tolerance": c.Thresholds.FutureTolerance,
+		"state.claim_ttl": c.State.ClaimTTL,
 		"state.retention": c.State.Retention, "ha.lease_ttl": c.HA.LeaseTTL,
 	} {
 		if v.set(path) && val <= 0 {

@@ -283,11 +283,14 @@ func (r *Reader) resolveProbes(snap *Snapshot, s *Session, openJSON, kandevJSON,
 }
 
 // row names the turn, by its session when its id is NULL.
-func (t probeTurn) row(session string) RowRef {
-	if t.nullID {
+func (t probeTurn) row(session string) RowRef { return turnRowOf(t.id, t.nullID, session) }
+
+// turnRowOf names a turn of a session, by the session when its id is NULL.
+func turnRowOf(id string, nullID bool, session string) RowRef {
+	if nullID {
 		return RowRef{Table: "task_session_turns", Of: "NULL id, session " + session}
 	}
-	return turnRow(t.id)
+	return turnRow(id)
 }
 
 // turnRow names the turn with this id.

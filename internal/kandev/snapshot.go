@@ -26,6 +26,9 @@ type Snapshot struct {
 	// matched (a row once per such value); each was read as missing, so a
 	// finding that needed it could not be made.
 	Unparseable []RowRef
+	// Future lists the row of each timestamp value DropFuture read as
+	// missing, being too far after the scan to be true.
+	Future []RowRef
 }
 
 // RowRef names one row of kandev's tables. A row with no id to go by (a
