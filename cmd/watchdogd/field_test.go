@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -126,6 +127,57 @@ func TestFieldKandevSituations(t *testing.T) {
 		note := "note: 1 kandev row(s) with a timestamp more than thresholds.future_tolerance after the scan (kandev's database clock or time zone?), read as missing: task_session_messages/(newest update, turn turn-future)\n"
 		if !strings.Contains(r.stderr, note) {
 			t.Errorf("%s: stderr %q lacks %q", name, r.stderr, note)
+		}
+	}
+}
+
+// TestClearedSaysWhatKandevRecorded: a question rejected and a permission
+// that expired in kandev clear with those words — in the Slack edit, the
+// ledger, and `episodes show` — not as "answered".
+func TestClearedSaysWhatKandevRecorded(t *testing.T) {
+	b := kandevtest.NewBuilder(time.Now())
+	s := b.Session("sess-q", "Pick a driver", "ws-web", "WAITING_FOR_INPUT", time.Hour, "")
+	s.Turn("turn-q", 40*time.Minute, -1, "").Agent("tool_call", 35*time.Minute).
+		Clarification("p1", "q1", "Driver choice", "Pick A or B?", nil, "pending", 20*time.Minute, nil)
+	s = b.Session("sess-p", "Clean build", "ws-web", "RUNNING", time.Hour, "")
+	s.Turn("turn-p", 40*time.Minute, -1, "").Agent("tool_call", 35*time.Minute).Permission("perm-1", "run `make clean`", "", 20*time.Minute)
+	e := newEnv(t, b.DS, "sqlite", "")
+	e.once()
+	if n := len(e.slack.Messages()); n != 2 {
+		t.Fatalf("%d messages, want the question's and the permission's", n)
+	}
+	// kandev records the outcomes; the agent goes on working.
+	db := e.kandev.DB()
+	if _, err := db.Exec(`UPDATE task_session_messages SET metadata = json_set(metadata, '$.status', 'rejected') WHERE type = 'clarification_request';
+		UPDATE task_session_messages SET metadata = json_set(metadata, '$.status', 'expired') WHERE type = 'permission_request';
+		UPDATE task_session_messages SET updated_at = ? WHERE turn_id = 'turn-p' AND type = 'tool_call'`, kandevtest.TS(time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	e.once()
+	want := map[string]string{"sess-q": "rejected in kandev", "sess-p": "expired in kandev (the agent stopped waiting)"}
+	for _, m := range e.slack.Messages() {
+		if m.Edits != 1 || !strings.Contains(m.Text, "Cleared after") || strings.Contains(m.Text, "answered") {
+			t.Errorf("edit %+v", m)
+		}
+	}
+	eps, err := e.ledger().Episodes(context.Background(), false, 10)
+	if err != nil || len(eps) != 2 {
+		t.Fatalf("episodes %+v %v", eps, err)
+	}
+	for _, ep := range eps {
+		if ep.Resolution != want[ep.SessionID] {
+			t.Errorf("%s resolved %q, want %q", ep.SessionID, ep.Resolution, want[ep.SessionID])
+		}
+		found := false
+		for _, m := range e.slack.Messages() {
+			found = found || strings.Contains(m.Text, want[ep.SessionID])
+		}
+		if !found {
+			t.Errorf("no Slack edit says %q", want[ep.SessionID])
+		}
+		r := watchdogd(t, e.environ(), "episodes", "show", "--config", e.cfg, ep.ID)
+		if !regexp.MustCompile(`(?m)^state:\s+resolved \S+: ` + regexp.QuoteMeta(want[ep.SessionID]) + `$`).MatchString(r.stdout) {
+			t.Errorf("episodes show %s:\n%s", ep.SessionID, r.stdout)
 		}
 	}
 }

@@ -152,36 +152,12 @@ func (c *Cycle) policyInput(rep scan.Report, snap *kandev.Snapshot, now time.Tim
 
 // reasonFrom says, from the current snapshot, how an episode cleared.
 func reasonFrom(snap *kandev.Snapshot) func(ledger.Episode) string {
-	sessions := map[string]kandev.Session{}
-	for _, s := range snap.Sessions {
-		sessions[s.ID] = s
+	sessions := make(map[string]*kandev.Session, len(snap.Sessions))
+	for i := range snap.Sessions {
+		sessions[snap.Sessions[i].ID] = &snap.Sessions[i]
 	}
 	return func(e ledger.Episode) string {
-		s, ok := sessions[e.SessionID]
-		if !ok {
-			return "the session ended"
-		}
-		moved := s.Current == nil || s.Current.ID != e.TurnID
-		switch e.Kind {
-		case scan.KindUnansweredClarification, scan.KindShadowedClarification, scan.KindPendingPermission:
-			if moved {
-				return "the turn moved on"
-			}
-			return "answered"
-		case scan.KindStalledTurn, scan.KindNeverStarted:
-			if e.TurnID == "" && s.Current != nil {
-				return "a turn started"
-			}
-			if moved || !s.Current.Open {
-				return "the turn completed"
-			}
-			return "the agent produced output"
-		case scan.KindInterruptedSession:
-			return "the session resumed"
-		case scan.KindMultipleOpenTurns:
-			return "one turn is open again"
-		}
-		return "the condition cleared"
+		return scan.Cleared(sessions[e.SessionID], e.Kind, e.TurnID, e.PendingID)
 	}
 }
 
