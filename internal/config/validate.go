@@ -5,10 +5,13 @@ import (
 	"net"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/robfig/cron/v3"
+
+	"github.com/watchdogd/watchdogd/internal/dburl"
 )
 
 // validate checks the defaulted config; d knows where each field was set.
@@ -70,7 +73,9 @@ func (v validator) database(c *Config) {
 }
 
 // url checks a database URL's scheme and that no password is written in the
-// YAML: passwords come from *_file or the environment.
+// YAML: passwords come from *_file or the environment. The URL is read as
+// pgx reads it to connect, which ends a password where libpq does
+// ("alice:#pw@db" holds one), and never quoted.
 func (v validator) url(path, raw string, sqliteOK bool) {
 	switch {
 	case strings.HasPrefix(raw, "sqlite://"):
@@ -85,13 +90,14 @@ func (v validator) url(path, raw string, sqliteOK bool) {
 		v.add(path, "want sqlite://PATH, postgres:// or postgresql://")
 		return
 	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		v.add(path, "is not a valid URL")
-		return
-	}
-	if _, has := u.User.Password(); has || u.Query().Has("password") {
+	secrets, err := dburl.WrittenSecrets(raw)
+	switch {
+	case err != nil:
+		v.add(path, "is not a valid PostgreSQL URL: %v", err)
+	case slices.Contains(secrets, "password"):
 		v.add(path, "contains a password; put the URL in %s_file or the environment instead", path)
+	case len(secrets) > 0:
+		v.add(path, "contains %s; put the URL in %s_file or the environment instead", strings.Join(secrets, ", "), path)
 	}
 }
 
