@@ -133,9 +133,11 @@ func (d *daemon) start(work context.Context, cfg *config.Config) error {
 	}
 	d.job = cron.NewChain(cron.SkipIfStillRunning(cronLogger{d.log}), cron.Recover(cronLogger{d.log})).Then(cron.FuncJob(d.tick))
 	d.sched = cron.New(cron.WithLogger(cronLogger{d.log}))
-	if err := d.schedule(cfg.Schedule); err != nil {
+	sched, err := parseSchedule(cfg.Schedule)
+	if err != nil {
 		return err
 	}
+	d.schedule(sched)
 	d.sched.Start()
 	go d.job.Run()
 	return nil
@@ -222,12 +224,17 @@ func (d *daemon) onLeads(leads bool) {
 	d.status.setLeader(leads)
 }
 
-// schedule (re)installs the cron entry.
-func (d *daemon) schedule(spec string) error {
-	sched, err := cron.ParseStandard(spec)
+// parseSchedule reads the schedule with config's panic-safe parser.
+func parseSchedule(spec string) (cron.Schedule, error) {
+	sched, err := config.ParseSchedule(spec)
 	if err != nil {
-		return fmt.Errorf("schedule %q: %w", spec, err)
+		return nil, fmt.Errorf("schedule %q: %w", spec, err)
 	}
+	return sched, nil
+}
+
+// schedule (re)installs the cron entry.
+func (d *daemon) schedule(sched cron.Schedule) {
 	if d.entry != 0 {
 		d.sched.Remove(d.entry)
 	}
@@ -235,7 +242,6 @@ func (d *daemon) schedule(spec string) error {
 	d.status.mu.Lock()
 	d.status.sched = sched
 	d.status.mu.Unlock()
-	return nil
 }
 
 // tick is one scheduled cycle.

@@ -171,8 +171,15 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 }
 
 // Parse reads, defaults and validates config text; name is used in errors.
-// Every problem is reported at once, as *Problems.
-func Parse(name string, b []byte, getenv func(string) string) (*Config, error) {
+// Every problem is reported at once, as *Problems. A panic in a library
+// reading part of the file is a problem too, never a crash: the daemon
+// parses a file again on reload, with its old config still running.
+func Parse(name string, b []byte, getenv func(string) string) (cfg *Config, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			cfg, err = nil, &Problems{File: name, Items: []Problem{{Field: "(file)", Msg: oneLine(fmt.Sprintf("cannot be read: %v", r))}}}
+		}
+	}()
 	c := &Config{File: name}
 	d := &decoder{lines: map[string]int{}, getenv: getenv}
 	if len(bytes.TrimSpace(b)) > 0 {

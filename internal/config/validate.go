@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/robfig/cron/v3"
-
 	"github.com/watchdogd/watchdogd/internal/dburl"
 )
 
@@ -19,7 +17,7 @@ func validate(c *Config, d *decoder) {
 	v := validator{d: d}
 	v.database(c)
 	v.kandev(c)
-	if _, err := cron.ParseStandard(c.Schedule); err != nil {
+	if _, err := ParseSchedule(c.Schedule); err != nil {
 		v.add("schedule", "%q is not a cron schedule: %v", c.Schedule, err)
 	}
 	if c.Database.ScanTimeout > c.CycleTimeout {
