@@ -166,7 +166,7 @@ func (d *daemon) serve(ctx context.Context, srv shutdowner, cancelWork context.C
 // install builds the cycle for a config and its sources (at start, on
 // reload, and when a source file changed).
 func (d *daemon) install(cfg *config.Config, src sources) error {
-	c := &Cycle{Config: cfg, Log: d.log, Metrics: d.m, Now: time.Now, Holder: d.holder}
+	c := &Cycle{Config: cfg, Log: d.log, Metrics: d.m, Now: time.Now, Holder: d.holder, OnScan: d.scanned}
 	if err := c.connect(cfg, src); err != nil {
 		return err
 	}
@@ -266,19 +266,18 @@ func (d *daemon) tick() {
 			return
 		}
 	}
-	res, err := d.cycle.Run(ctx)
-	if err != nil {
+	if _, err := d.cycle.Run(ctx); err != nil {
 		d.failed(err)
 		return
 	}
 	d.m.LastSuccessfulCycle.SetToCurrentTime()
-	d.succeeded(res.Report)
+	d.succeeded()
 }
 
 // standby scans without acting, so that a standby's readiness means its
 // scan works.
 func (d *daemon) standby(ctx context.Context) {
-	rep, _, err := d.cycle.scan(ctx, time.Now())
+	_, _, err := d.cycle.scan(ctx, time.Now())
 	if err != nil {
 		d.failed(err)
 		return
@@ -291,7 +290,7 @@ func (d *daemon) standby(ctx context.Context) {
 		d.cycle.observeStandby(st)
 		d.m.LastSuccessfulCycle.SetToCurrentTime()
 	}
-	d.succeeded(rep)
+	d.succeeded()
 }
 
 // ensureStore opens the ledger, retrying every cycle until it is reachable.
@@ -325,13 +324,23 @@ func (d *daemon) failed(err error) {
 	d.status.mu.Unlock()
 }
 
-func (d *daemon) succeeded(rep scan.Report) {
+// scanned records a successful scan when it completes: the instant
+// readiness and the status page count from, and its report.
+func (d *daemon) scanned(rep scan.Report, at time.Time) {
+	d.status.mu.Lock()
+	d.status.report, d.status.lastOK = &rep, at
+	d.status.mu.Unlock()
+}
+
+// succeeded records a cycle that completed; its scan was recorded when it
+// completed (scanned).
+func (d *daemon) succeeded() {
 	if d.lastErr != "" {
 		d.log.Info("cycle recovered", zap.String("after", d.lastErr))
 		d.lastErr = ""
 	}
 	d.status.mu.Lock()
-	d.status.report, d.status.lastOK, d.status.lastErr, d.status.failures = &rep, time.Now(), "", 0
+	d.status.lastErr, d.status.failures = "", 0
 	d.status.mu.Unlock()
 }
 
