@@ -317,6 +317,10 @@ func explicitZeros(c *Config, d *decoder) {
 	if c.Slack != nil && v.set("slack.timeout") && c.Slack.Timeout <= 0 {
 		v.add("slack.timeout", "must be more than 0")
 	}
+	// A written 0 would be read as unset and become 20.
+	if c.Slack != nil && v.set("slack.max_messages_per_cycle") && c.Slack.MaxMessagesPerCycle == 0 {
+		v.add("slack.max_messages_per_cycle", "must be at least 1 (leave it out for the default, 20)")
+	}
 }
 
 // dur prints a duration the way it is written in the file: 10m, 1h30m, 90s.
