@@ -98,6 +98,7 @@ func runDaemon(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	warnCleartext(log, cfg, src)
 	if err := d.install(cfg, src); err != nil {
 		return err
 	}
