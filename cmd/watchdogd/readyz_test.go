@@ -11,9 +11,8 @@ import (
 // TestReadyWhileSlackIsSlow: readiness counts from the scan, not from the
 // end of the cycle. Slack holds the first post for 20 s (within the
 // client's timeout), so the first cycle lasts at least that long; the
-// daemon, whose scan succeeded at once, is ready long before that (until
-// 2026-12-03 it was ready only once the cycle ended: a slow Slack made a
-// replica that reads kandev fine look stale).
+// daemon, whose scan succeeded at once, is ready long before that: a slow
+// Slack must not make a replica that reads kandev fine look stale.
 func TestReadyWhileSlackIsSlow(t *testing.T) {
 	extra, base := daemonConfig(t, "")
 	e := newEnv(t, world(time.Now()), "sqlite", extra)

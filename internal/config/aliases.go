@@ -9,7 +9,7 @@ import "gopkg.in/yaml.v3"
 // keys and report a million problems from a 13 KB file (the shape of a
 // "billion laughs"). An anchor that decodes cleanly is decoded again at
 // each alias, as it must be to give each place its value: the config's
-// types hold few values of each kind (seven policies, five fields a step),
+// types hold few values of each kind (seven policies, three fields a step),
 // so that costs a small multiple of the file's size.
 
 // skip leaves path undecoded, as already reported: validation says nothing

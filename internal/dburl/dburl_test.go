@@ -30,8 +30,8 @@ func TestParse(t *testing.T) {
 		{raw: "", wantErr: "empty database URL"},
 		{raw: "mysql://u:hunter2@db/kandev", wantErr: "want sqlite://PATH, postgres:// or postgresql://"},
 		{raw: "host=db password=hunter2", wantErr: "is not printed"},
-		// One slash short: net/url reads a path, so no user part was
-		// found to redact and the whole URL was quoted.
+		// One slash short: net/url would read a path with no user part
+		// in it, and nothing to redact.
 		{raw: "postgres:/alice:hunter2@db/kandev", wantErr: "is not printed"},
 	}
 	for _, c := range cases {
@@ -77,8 +77,8 @@ func TestRedact(t *testing.T) {
 		"postgres://u@/kandev?host=/run/postgresql":           "postgres://u@%2Frun%2Fpostgresql:5432/kandev",
 		"": "",
 		// Where libpq and pgx end the password and net/url does not:
-		// '#' opens a fragment and '?' a query for net/url, which then
-		// found no password and printed the URL as it was.
+		// for net/url '#' opens a fragment and '?' a query, leaving no
+		// password to redact.
 		"postgres://alice:#hunter2@db/kandev":     "postgres://alice:xxxxx@db:5432/kandev",
 		"postgres://alice:2024?hunter2@db/kandev": "postgres://alice:xxxxx@db:5432/kandev",
 		// sslpassword is the client key's passphrase.
