@@ -68,6 +68,7 @@ func (e *env) startDaemon(base string, env ...string) *daemonProc {
 	e.t.Helper()
 	cmd := exec.Command(binary, "run", "--config", e.cfg)
 	cmd.Env = append(append(os.Environ(), e.environ()...), env...)
+	cmd.Dir = e.dir // a relative path a config names (the default state.url) lands here
 	out := newSyncBuffer()
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {

@@ -57,6 +57,11 @@ type Cycle struct {
 	// MayAct, when set, is asked before each delivery: a replica that lost
 	// the leader lease stops acting mid-cycle.
 	MayAct func() bool
+	// OnScan, when set, hears of each successful scan as it completes,
+	// before the cycle decides and delivers: readiness counts from the
+	// scan, so deliveries that take long (a slow Slack) do not make a
+	// replica that reads kandev fine look stale.
+	OnScan func(rep scan.Report, at time.Time)
 
 	// badRows holds the kandev rows at fault already logged; the daemon
 	// hands it from cycle to cycle across reloads.
@@ -142,6 +147,9 @@ func (c *Cycle) scan(ctx context.Context, now time.Time) (scan.Report, *kandev.S
 	c.Metrics.LastSuccessfulScan.Set(float64(time.Now().Unix()))
 	c.Metrics.observeReport(rep, snap)
 	c.logBadRows(snap)
+	if c.OnScan != nil {
+		c.OnScan(rep, time.Now())
+	}
 	return rep, snap, nil
 }
 

@@ -98,6 +98,7 @@ func runDaemon(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	warnCleartext(log, cfg, src)
 	if err := d.install(cfg, src); err != nil {
 		return err
 	}
@@ -133,9 +134,11 @@ func (d *daemon) start(work context.Context, cfg *config.Config) error {
 	}
 	d.job = cron.NewChain(cron.SkipIfStillRunning(cronLogger{d.log}), cron.Recover(cronLogger{d.log})).Then(cron.FuncJob(d.tick))
 	d.sched = cron.New(cron.WithLogger(cronLogger{d.log}))
-	if err := d.schedule(cfg.Schedule); err != nil {
+	sched, err := parseSchedule(cfg.Schedule)
+	if err != nil {
 		return err
 	}
+	d.schedule(sched)
 	d.sched.Start()
 	go d.job.Run()
 	return nil
@@ -164,7 +167,7 @@ func (d *daemon) serve(ctx context.Context, srv shutdowner, cancelWork context.C
 // install builds the cycle for a config and its sources (at start, on
 // reload, and when a source file changed).
 func (d *daemon) install(cfg *config.Config, src sources) error {
-	c := &Cycle{Config: cfg, Log: d.log, Metrics: d.m, Now: time.Now, Holder: d.holder}
+	c := &Cycle{Config: cfg, Log: d.log, Metrics: d.m, Now: time.Now, Holder: d.holder, OnScan: d.scanned}
 	if err := c.connect(cfg, src); err != nil {
 		return err
 	}
@@ -222,12 +225,17 @@ func (d *daemon) onLeads(leads bool) {
 	d.status.setLeader(leads)
 }
 
-// schedule (re)installs the cron entry.
-func (d *daemon) schedule(spec string) error {
-	sched, err := cron.ParseStandard(spec)
+// parseSchedule reads the schedule with config's panic-safe parser.
+func parseSchedule(spec string) (cron.Schedule, error) {
+	sched, err := config.ParseSchedule(spec)
 	if err != nil {
-		return fmt.Errorf("schedule %q: %w", spec, err)
+		return nil, fmt.Errorf("schedule %q: %w", spec, err)
 	}
+	return sched, nil
+}
+
+// schedule (re)installs the cron entry.
+func (d *daemon) schedule(sched cron.Schedule) {
 	if d.entry != 0 {
 		d.sched.Remove(d.entry)
 	}
@@ -235,7 +243,6 @@ func (d *daemon) schedule(spec string) error {
 	d.status.mu.Lock()
 	d.status.sched = sched
 	d.status.mu.Unlock()
-	return nil
 }
 
 // tick is one scheduled cycle.
@@ -260,19 +267,18 @@ func (d *daemon) tick() {
 			return
 		}
 	}
-	res, err := d.cycle.Run(ctx)
-	if err != nil {
+	if _, err := d.cycle.Run(ctx); err != nil {
 		d.failed(err)
 		return
 	}
 	d.m.LastSuccessfulCycle.SetToCurrentTime()
-	d.succeeded(res.Report)
+	d.succeeded()
 }
 
 // standby scans without acting, so that a standby's readiness means its
 // scan works.
 func (d *daemon) standby(ctx context.Context) {
-	rep, _, err := d.cycle.scan(ctx, time.Now())
+	_, _, err := d.cycle.scan(ctx, time.Now())
 	if err != nil {
 		d.failed(err)
 		return
@@ -285,7 +291,7 @@ func (d *daemon) standby(ctx context.Context) {
 		d.cycle.observeStandby(st)
 		d.m.LastSuccessfulCycle.SetToCurrentTime()
 	}
-	d.succeeded(rep)
+	d.succeeded()
 }
 
 // ensureStore opens the ledger, retrying every cycle until it is reachable.
@@ -319,13 +325,23 @@ func (d *daemon) failed(err error) {
 	d.status.mu.Unlock()
 }
 
-func (d *daemon) succeeded(rep scan.Report) {
+// scanned records a successful scan when it completes: the instant
+// readiness and the status page count from, and its report.
+func (d *daemon) scanned(rep scan.Report, at time.Time) {
+	d.status.mu.Lock()
+	d.status.report, d.status.lastOK = &rep, at
+	d.status.mu.Unlock()
+}
+
+// succeeded records a cycle that completed; its scan was recorded when it
+// completed (scanned).
+func (d *daemon) succeeded() {
 	if d.lastErr != "" {
 		d.log.Info("cycle recovered", zap.String("after", d.lastErr))
 		d.lastErr = ""
 	}
 	d.status.mu.Lock()
-	d.status.report, d.status.lastOK, d.status.lastErr, d.status.failures = &rep, time.Now(), "", 0
+	d.status.lastErr, d.status.failures = "", 0
 	d.status.mu.Unlock()
 }
 

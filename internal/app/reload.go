@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"go.uber.org/zap"
@@ -19,11 +20,25 @@ func (d *daemon) reloader() {
 	for {
 		select {
 		case reply := <-d.reloads:
-			reply <- d.reload()
+			reply <- d.safeReload()
 		case <-d.stopping:
 			return
 		}
 	}
+}
+
+// safeReload is reload with a panic turned into a failed reload: the file
+// is operator input, and whatever a library reading it does, the daemon
+// keeps running on its old config.
+func (d *daemon) safeReload() (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			d.m.ReloadSuccess.Set(0)
+			err = fmt.Errorf("config reload: %v", r)
+			d.log.Error("config reload failed; the previous configuration stays in effect", zap.String("err", OneLine(err)))
+		}
+	}()
+	return d.reload()
 }
 
 // requestReload hands a reload to the reloader and returns its outcome, or
@@ -56,16 +71,7 @@ func (d *daemon) reload() error {
 		}
 		var src sources
 		if src, err = readSources(d.opts, cfg); err == nil {
-			d.mu.Lock() // after any in-flight cycle
-			select {
-			case <-d.stopping: // shutdown closes what install would open
-				err = errShuttingDown
-			default:
-				if err = d.install(cfg, src); err == nil {
-					err = d.schedule(cfg.Schedule)
-				}
-			}
-			d.mu.Unlock()
+			err = d.apply(cfg, src)
 		}
 	}
 	if errors.Is(err, errShuttingDown) {
@@ -82,6 +88,27 @@ func (d *daemon) reload() error {
 	d.m.ReloadSuccess.Set(1)
 	d.m.ReloadTimestamp.SetToCurrentTime()
 	d.log.Info("config reloaded", zap.String("file", cfg.File))
+	return nil
+}
+
+// apply installs a config read again, after any in-flight cycle: all of
+// it, or (when its schedule or its sources cannot be used) none of it.
+func (d *daemon) apply(cfg *config.Config, src sources) error {
+	sched, err := parseSchedule(cfg.Schedule)
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	select {
+	case <-d.stopping: // shutdown closes what install would open
+		return errShuttingDown
+	default:
+	}
+	if err := d.install(cfg, src); err != nil {
+		return err
+	}
+	d.schedule(sched)
 	return nil
 }
 

@@ -40,6 +40,7 @@ func newCycle(ctx context.Context, opts Options, cfg *config.Config, log *zap.Lo
 	if err != nil {
 		return nil, d, err
 	}
+	warnCleartext(log, cfg, src)
 	if d.reader, err = kandev.Open(ctx, src.database, kandev.Options{BusyTimeout: cfg.Database.BusyTimeout}); err != nil {
 		return nil, d, err
 	}

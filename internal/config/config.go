@@ -175,10 +175,20 @@ func Load(path string, getenv func(string) string) (*Config, error) {
 }
 
 // Parse reads, defaults and validates config text; name is used in errors.
-// Every problem is reported at once, as *Problems.
+// Every problem is reported at once, as *Problems. A panic in a library
+// reading part of the file is a problem too, never a crash: the daemon
+// parses a file again on reload, with its old config still running.
 func Parse(name string, b []byte, getenv func(string) string) (*Config, error) {
+	return parse(name, b, &decoder{lines: map[string]int{}, getenv: getenv})
+}
+
+func parse(name string, b []byte, d *decoder) (cfg *Config, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			cfg, err = nil, &Problems{File: name, Items: []Problem{{Field: "(file)", Msg: oneLine(fmt.Sprintf("cannot be read: %v", r))}}}
+		}
+	}()
 	c := &Config{File: name}
-	d := &decoder{lines: map[string]int{}, getenv: getenv}
 	if len(bytes.TrimSpace(b)) > 0 {
 		var root yaml.Node
 		dec := yaml.NewDecoder(bytes.NewReader(b))

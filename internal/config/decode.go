@@ -63,8 +63,16 @@ type decoder struct {
 	lines  map[string]int // field path → line, for validation messages
 	getenv func(string) string
 	// merged caches each mapping's keys with its merge keys expanded (nil
-	// while being expanded, to catch a mapping that merges itself).
-	merged map[*yaml.Node][][2]*yaml.Node
+	// while being expanded, to catch a mapping that merges itself), and
+	// mergedFrom the mappings it merges.
+	merged     map[*yaml.Node][][2]*yaml.Node
+	mergedFrom map[*yaml.Node][]*yaml.Node
+	// faulty holds the anchored mappings, lists and values (and merge
+	// sources) whose decoding produced problems (see aliases.go).
+	faulty map[*yaml.Node]bool
+	// visits counts the nodes and keys walked, aliases and merge keys
+	// expanded: the work a file costs.
+	visits int
 }
 
 func (d *decoder) envSet(name string) bool { return d.getenv != nil && d.getenv(name) != "" }
@@ -106,8 +114,16 @@ var (
 )
 
 func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
+	d.visits++
 	if n.Kind == yaml.AliasNode {
 		n = n.Alias
+	}
+	if d.faulty[n] {
+		d.skip(n, path)
+		return
+	}
+	if n.Anchor != "" {
+		defer d.noteFaults(n, len(d.problems))
 	}
 	d.lines[path] = n.Line
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" && v.Kind() != reflect.String {
@@ -152,8 +168,14 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 			fields[tag] = i
 		}
 	}
+	kvs, ok := d.mergedPairs(n, path)
+	if !ok {
+		return
+	}
+	defer d.noteMergeFaults(n, len(d.problems))
 	seen := map[string]bool{}
-	for _, kv := range d.pairs(n, path) {
+	for _, kv := range kvs {
+		d.visits++
 		k, val := kv[0], kv[1]
 		p := join(path, k.Value)
 		if seen[k.Value] {
@@ -176,10 +198,16 @@ func (d *decoder) decodeMap(n *yaml.Node, v reflect.Value, path string) {
 		d.add(n.Line, fieldName(path), "want a mapping, got %s", kindName(n))
 		return
 	}
+	kvs, ok := d.mergedPairs(n, path)
+	if !ok {
+		return
+	}
+	defer d.noteMergeFaults(n, len(d.problems))
 	if v.IsNil() {
 		v.Set(reflect.MakeMap(v.Type()))
 	}
-	for _, kv := range d.pairs(n, path) {
+	for _, kv := range kvs {
+		d.visits++
 		k, val := kv[0], kv[1]
 		p := join(path, k.Value)
 		elem := reflect.New(v.Type().Elem()).Elem()

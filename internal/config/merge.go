@@ -38,7 +38,15 @@ func (d *decoder) pairs(n *yaml.Node, path string) [][2]*yaml.Node {
 				d.add(merges[i].Line, join(path, "<<"), "a merge key refers to a mapping that contains it")
 				continue
 			}
+			if d.mergedFrom == nil {
+				d.mergedFrom = map[*yaml.Node][]*yaml.Node{}
+			}
+			d.mergedFrom[n] = append(d.mergedFrom[n], src)
+			if d.faulty[src] {
+				continue // not expanded: mergedPairs skips n
+			}
 			for _, kv := range d.pairs(src, path) {
+				d.visits++
 				if !written[kv[0].Value] {
 					written[kv[0].Value] = true
 					own = append(own, kv)

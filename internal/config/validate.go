@@ -5,10 +5,11 @@ import (
 	"net"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
-	"github.com/robfig/cron/v3"
+	"github.com/watchdogd/watchdogd/internal/dburl"
 )
 
 // validate checks the defaulted config; d knows where each field was set.
@@ -16,7 +17,7 @@ func validate(c *Config, d *decoder) {
 	v := validator{d: d}
 	v.database(c)
 	v.kandev(c)
-	if _, err := cron.ParseStandard(c.Schedule); err != nil {
+	if _, err := ParseSchedule(c.Schedule); err != nil {
 		v.add("schedule", "%q is not a cron schedule: %v", c.Schedule, err)
 	}
 	if c.Database.ScanTimeout > c.CycleTimeout {
@@ -70,7 +71,9 @@ func (v validator) database(c *Config) {
 }
 
 // url checks a database URL's scheme and that no password is written in the
-// YAML: passwords come from *_file or the environment.
+// YAML: passwords come from *_file or the environment. The URL is read as
+// pgx reads it to connect, which ends a password where libpq does
+// ("alice:#pw@db" holds one), and never quoted.
 func (v validator) url(path, raw string, sqliteOK bool) {
 	switch {
 	case strings.HasPrefix(raw, "sqlite://"):
@@ -85,13 +88,14 @@ func (v validator) url(path, raw string, sqliteOK bool) {
 		v.add(path, "want sqlite://PATH, postgres:// or postgresql://")
 		return
 	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		v.add(path, "is not a valid URL")
-		return
-	}
-	if _, has := u.User.Password(); has || u.Query().Has("password") {
+	secrets, err := dburl.WrittenSecrets(raw)
+	switch {
+	case err != nil:
+		v.add(path, "is not a valid PostgreSQL URL: %v", err)
+	case slices.Contains(secrets, "password"):
 		v.add(path, "contains a password; put the URL in %s_file or the environment instead", path)
+	case len(secrets) > 0:
+		v.add(path, "contains %s; put the URL in %s_file or the environment instead", strings.Join(secrets, ", "), path)
 	}
 }
 
@@ -316,6 +320,10 @@ func explicitZeros(c *Config, d *decoder) {
 	}
 	if c.Slack != nil && v.set("slack.timeout") && c.Slack.Timeout <= 0 {
 		v.add("slack.timeout", "must be more than 0")
+	}
+	// A written 0 would be read as unset and become 20.
+	if c.Slack != nil && v.set("slack.max_messages_per_cycle") && c.Slack.MaxMessagesPerCycle == 0 {
+		v.add("slack.max_messages_per_cycle", "must be at least 1 (leave it out for the default, 20)")
 	}
 }
 

@@ -202,8 +202,36 @@ func (s *Store) migrate(ctx context.Context, dialect goose.Dialect, opts []goose
 	if err != nil {
 		return fmt.Errorf("ledger %s: migrations: %w", s.name, err)
 	}
+	if err := s.refuseNewer(ctx, p); err != nil {
+		return err
+	}
 	if _, err := p.Up(ctx); err != nil {
 		return fmt.Errorf("ledger %s: migrate: %w", s.name, err)
+	}
+	// Again: a newer watchdogd may have migrated between the check and Up.
+	return s.refuseNewer(ctx, p)
+}
+
+// ErrNewerSchema is returned by Open for a ledger whose schema a newer
+// watchdogd migrated.
+var ErrNewerSchema = errors.New("written by a newer watchdogd")
+
+// refuseNewer refuses a ledger migrated past the newest migration this
+// binary embeds: goose would find nothing to apply and this watchdogd
+// would run on tables it does not know (after a rollback, say), where a
+// renamed column or a new state could break exactly-once delivery.
+func (s *Store) refuseNewer(ctx context.Context, p *goose.Provider) error {
+	have, err := p.GetDBVersion(ctx)
+	if err != nil {
+		return fmt.Errorf("ledger %s: read its schema version: %w", s.name, err)
+	}
+	var known int64
+	for _, src := range p.ListSources() {
+		known = max(known, src.Version)
+	}
+	if have > known {
+		return fmt.Errorf("ledger %s: its schema is at version %d, %w; this one knows versions up to %d: run that watchdogd (or a later one), or restore the ledger from before the upgrade",
+			s.name, have, ErrNewerSchema, known)
 	}
 	return nil
 }
