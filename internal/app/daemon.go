@@ -54,9 +54,12 @@ type daemon struct {
 	srcErr string
 
 	status status
-	sched  *cron.Cron
-	entry  cron.EntryID
-	job    cron.Job
+	// view is what the status page and the API show (nil until a
+	// cycle has published one).
+	view  atomic.Pointer[view]
+	sched *cron.Cron
+	entry cron.EntryID
+	job   cron.Job
 
 	// reloads carries reloads (SIGHUP's and POST /-/reload's) to the one
 	// goroutine that runs them (reloader); stopping closes at SIGTERM.
@@ -250,31 +253,31 @@ func (d *daemon) tick() {
 		// Scan anyway, so that the scan's metrics say whether kandev is
 		// readable and the alert that fires names the ledger.
 		_, _, _ = d.cycle.scan(ctx, time.Now())
-		d.failed(err)
+		d.failed(err, nil)
 		return
 	}
 	if d.lease != nil {
 		d.lease.Renew(ctx)
 		if !d.lease.Held() {
-			d.standby(ctx)
+			d.standby(ctx, cfg)
 			return
 		}
 	}
 	res, err := d.cycle.Run(ctx)
 	if err != nil {
-		d.failed(err)
+		d.failed(err, d.nextView(cfg))
 		return
 	}
 	d.m.LastSuccessfulCycle.SetToCurrentTime()
-	d.succeeded(res.Report)
+	d.succeeded(res.Report, d.nextView(cfg))
 }
 
 // standby scans without acting, so that a standby's readiness means its
 // scan works.
-func (d *daemon) standby(ctx context.Context) {
+func (d *daemon) standby(ctx context.Context, cfg *config.Config) {
 	rep, _, err := d.cycle.scan(ctx, time.Now())
 	if err != nil {
-		d.failed(err)
+		d.failed(err, d.nextView(cfg))
 		return
 	}
 	// The gauges are the ledger's; a read that fails leaves them as they
@@ -285,7 +288,7 @@ func (d *daemon) standby(ctx context.Context) {
 		d.cycle.observeStandby(st)
 		d.m.LastSuccessfulCycle.SetToCurrentTime()
 	}
-	d.succeeded(rep)
+	d.succeeded(rep, d.nextView(cfg))
 }
 
 // ensureStore opens the ledger, retrying every cycle until it is reachable.
@@ -304,8 +307,8 @@ func (d *daemon) ensureStore(ctx context.Context) error {
 }
 
 // failed records a failed cycle, logging once per change of error rather
-// than once per tick.
-func (d *daemon) failed(err error) {
+// than once per tick, and publishes v (see publish).
+func (d *daemon) failed(err error, v *view) {
 	msg := OneLine(err)
 	if msg != d.lastErr {
 		d.log.Error("cycle failed", zap.String("err", msg))
@@ -316,16 +319,19 @@ func (d *daemon) failed(err error) {
 	d.status.mu.Lock()
 	d.status.lastErr = msg
 	d.status.failures++
+	d.publish(v)
 	d.status.mu.Unlock()
 }
 
-func (d *daemon) succeeded(rep scan.Report) {
+// succeeded records a successful cycle and publishes v (see publish).
+func (d *daemon) succeeded(rep scan.Report, v *view) {
 	if d.lastErr != "" {
 		d.log.Info("cycle recovered", zap.String("after", d.lastErr))
 		d.lastErr = ""
 	}
 	d.status.mu.Lock()
 	d.status.report, d.status.lastOK, d.status.lastErr, d.status.failures = &rep, time.Now(), "", 0
+	d.publish(v)
 	d.status.mu.Unlock()
 }
 
