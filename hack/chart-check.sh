@@ -44,8 +44,20 @@ for want in 'kind: PodDisruptionBudget' 'minAvailable: 1' 'priorityClassName: wa
 done
 grep -q 'image: ghcr.io/watchdogd/watchdogd@sha256:' "$out/servicemonitor-values.yaml" ||
   { echo "servicemonitor-values: the image is not pinned by digest" >&2; exit 1; }
-if grep -q 'PodDisruptionBudget\|priorityClassName\|topologySpreadConstraints\|NetworkPolicy' "$out/default.yaml"; then
-  echo "default values render a disruption budget, priority, spread or network policy" >&2; exit 1
+if grep -q 'PodDisruptionBudget\|priorityClassName\|topologySpreadConstraints' "$out/default.yaml"; then
+  echo "default values render a disruption budget, priority or spread" >&2; exit 1
+fi
+# By default a NetworkPolicy lets only the namespace named monitoring in
+# (Ingress only, egress open); the sidecar example pod (kandev's) has none.
+"$helm" template watchdogd "$chart" --namespace kandev --kube-version 1.34.0 --show-only templates/networkpolicy.yaml > "$out/default-np.yaml"
+for want in 'kind: NetworkPolicy' '- Ingress' 'kubernetes.io/metadata.name: monitoring' 'port: http'; do
+  grep -q -- "$want" "$out/default-np.yaml" || { echo "default values: the NetworkPolicy lacks '$want'" >&2; exit 1; }
+done
+if grep -q 'Egress' "$out/default-np.yaml"; then
+  echo "default values: the NetworkPolicy limits egress" >&2; exit 1
+fi
+if grep -q 'kind: NetworkPolicy' "$out/sidecar-values.yaml"; then
+  echo "sidecar values render a NetworkPolicy" >&2; exit 1
 fi
 
 for bad in deploy/helm/testdata/bad-values/*.yaml; do

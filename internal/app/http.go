@@ -27,6 +27,7 @@ import (
 // Prometheus exporter. The listener bounds its connections (connGuard)
 // and every request its time: a client that is slow to send or to read,
 // or many that stay connected, cost the daemon no more than the bounds.
+// On loopback it answers only to loopback's names (onlyLoopbackHosts).
 func (d *daemon) serveHTTP(cfg *config.Config) (*http.Server, error) {
 	listen, webCfg := cfg.HTTP.Listen, cfg.HTTP.WebConfigFile
 	if webCfg != "" {
@@ -39,7 +40,7 @@ func (d *daemon) serveHTTP(cfg *config.Config) (*http.Server, error) {
 		return nil, fmt.Errorf("http.listen %s: %w", listen, err)
 	}
 	guard := newConnGuard(ln, maxConns, maxIdleConns)
-	srv := &http.Server{Handler: d.handler(), ConnState: guard.track,
+	srv := &http.Server{Handler: onlyLoopbackHosts(listen, d.handler()), ConnState: guard.track,
 		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 90 * time.Second,
 		MaxHeaderBytes: 32 << 10}
 	flags := &web.FlagConfig{WebListenAddresses: &[]string{listen}, WebConfigFile: &webCfg}
