@@ -25,8 +25,26 @@ for v in "${values[@]}"; do
   # are configured; the mounted files need not exist here).
   "$helm" template watchdogd "$chart" --namespace kandev --kube-version 1.34.0 "${args[@]}" --show-only templates/configmap.yaml |
     sed -n '/watchdogd.yaml: |/,$p' | tail -n +2 | sed 's/^    //' > "$out/$name-watchdogd.yaml"
-  "$watchdogd" check-config "$out/$name-watchdogd.yaml"
+  "$watchdogd" check-config "$out/$name-watchdogd.yaml" | tee "$out/$name-check.txt"
 done
+
+# The config points only at Secret keys the values say exist, and
+# check-config names exactly those files as not read here: with an existing
+# Secret holding database-url and slack-token (kandev's auth off), no
+# kandev.token_file; with the chart's own Secret and no tokens, only the
+# database URL.
+want_unread() {
+  local name=$1; shift
+  printf 'not read: /etc/watchdogd/secrets/%s\n' "$@" > "$out/$name-want.txt"
+  grep '^not read: ' "$out/$name-check.txt" | sed 's/ (.*//' | diff -u "$out/$name-want.txt" - ||
+    { echo "$name: check-config's unread files are not the Secret keys the values name" >&2; exit 1; }
+}
+want_unread existingsecret-values database-url slack-token
+want_unread servicemonitor-values database-url kandev-token
+want_unread default database-url
+if grep -q 'kandev-token' "$out/existingsecret-values-watchdogd.yaml"; then
+  echo "existingsecret-values: kandev.token_file set though the Secret has no kandev-token" >&2; exit 1
+fi
 
 # Sidecar mode renders a native sidecar with startup and liveness probes
 # only, sharing kandev's data volume.
