@@ -25,8 +25,26 @@ for v in "${values[@]}"; do
   # are configured; the mounted files need not exist here).
   "$helm" template watchdogd "$chart" --namespace kandev --kube-version 1.34.0 "${args[@]}" --show-only templates/configmap.yaml |
     sed -n '/watchdogd.yaml: |/,$p' | tail -n +2 | sed 's/^    //' > "$out/$name-watchdogd.yaml"
-  "$watchdogd" check-config "$out/$name-watchdogd.yaml"
+  "$watchdogd" check-config "$out/$name-watchdogd.yaml" | tee "$out/$name-check.txt"
 done
+
+# The config points only at Secret keys the values say exist, and
+# check-config names exactly those files as not read here: with an existing
+# Secret holding database-url and slack-token (kandev's auth off), no
+# kandev.token_file; with the chart's own Secret and no tokens, only the
+# database URL.
+want_unread() {
+  local name=$1; shift
+  printf 'not read: /etc/watchdogd/secrets/%s\n' "$@" > "$out/$name-want.txt"
+  grep '^not read: ' "$out/$name-check.txt" | sed 's/ (.*//' | diff -u "$out/$name-want.txt" - ||
+    { echo "$name: check-config's unread files are not the Secret keys the values name" >&2; exit 1; }
+}
+want_unread existingsecret-values database-url slack-token
+want_unread servicemonitor-values database-url kandev-token
+want_unread default database-url
+if grep -q 'kandev-token' "$out/existingsecret-values-watchdogd.yaml"; then
+  echo "existingsecret-values: kandev.token_file set though the Secret has no kandev-token" >&2; exit 1
+fi
 
 # Sidecar mode renders a native sidecar with startup and liveness probes
 # only, sharing kandev's data volume.
@@ -44,8 +62,20 @@ for want in 'kind: PodDisruptionBudget' 'minAvailable: 1' 'priorityClassName: wa
 done
 grep -q 'image: ghcr.io/watchdogd/watchdogd@sha256:' "$out/servicemonitor-values.yaml" ||
   { echo "servicemonitor-values: the image is not pinned by digest" >&2; exit 1; }
-if grep -q 'PodDisruptionBudget\|priorityClassName\|topologySpreadConstraints\|NetworkPolicy' "$out/default.yaml"; then
-  echo "default values render a disruption budget, priority, spread or network policy" >&2; exit 1
+if grep -q 'PodDisruptionBudget\|priorityClassName\|topologySpreadConstraints' "$out/default.yaml"; then
+  echo "default values render a disruption budget, priority or spread" >&2; exit 1
+fi
+# By default a NetworkPolicy lets only the namespace named monitoring in
+# (Ingress only, egress open); the sidecar example pod (kandev's) has none.
+"$helm" template watchdogd "$chart" --namespace kandev --kube-version 1.34.0 --show-only templates/networkpolicy.yaml > "$out/default-np.yaml"
+for want in 'kind: NetworkPolicy' '- Ingress' 'kubernetes.io/metadata.name: monitoring' 'port: http'; do
+  grep -q -- "$want" "$out/default-np.yaml" || { echo "default values: the NetworkPolicy lacks '$want'" >&2; exit 1; }
+done
+if grep -q 'Egress' "$out/default-np.yaml"; then
+  echo "default values: the NetworkPolicy limits egress" >&2; exit 1
+fi
+if grep -q 'kind: NetworkPolicy' "$out/sidecar-values.yaml"; then
+  echo "sidecar values render a NetworkPolicy" >&2; exit 1
 fi
 
 for bad in deploy/helm/testdata/bad-values/*.yaml; do

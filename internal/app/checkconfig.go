@@ -3,6 +3,8 @@ package app
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 
 	"github.com/watchdogd/watchdogd/internal/config"
 )
@@ -15,18 +17,23 @@ func (silentFailure) Error() string { return "failed" }
 
 // runCheckConfig checks each file: SUCCESS, or FAILED with every problem as
 // file:line: field: problem. Secret sources must be configured; the files
-// they name need not exist here (CI checks a chart's config).
+// they name need not exist here (CI checks a chart's config), but each one
+// the daemon would read and this process could not is named after SUCCESS,
+// "not read: FILE (FIELD: why)": the daemon stops at start on it.
 func runCheckConfig(opts Options) error {
 	if len(opts.Files) == 0 {
 		return usageError("needs at least one file: watchdogd check-config FILE…")
 	}
 	failed := false
 	for _, f := range opts.Files {
-		_, err := config.Load(f, opts.Getenv)
+		cfg, err := config.Load(f, opts.Getenv)
 		var p *config.Problems
 		switch {
 		case err == nil:
 			fmt.Fprintf(opts.Stdout, "SUCCESS: %s\n", f)
+			for _, u := range unreadFiles(opts, cfg, os.ReadFile) {
+				fmt.Fprintf(opts.Stdout, "not read: %s\n", u)
+			}
 		case errors.As(err, &p):
 			failed = true
 			for _, line := range p.Lines() {
@@ -41,4 +48,43 @@ func runCheckConfig(opts Options) error {
 		return silentFailure{}
 	}
 	return nil
+}
+
+// unreadFiles names the files cfg points at that the daemon would read (a
+// flag or the environment wins over a file, as in readSources) and read
+// cannot, each as "FILE (FIELD: why)".
+func unreadFiles(opts Options, cfg *config.Config, read func(string) ([]byte, error)) []string {
+	env := func(k string) bool { return opts.Getenv(k) != "" }
+	files := []struct {
+		field, path string
+		used        bool
+	}{
+		{"database.url_file", cfg.Database.URLFile, opts.DatabaseURL == "" && !env("WATCHDOGD_DATABASE_URL") && cfg.Database.URL == ""},
+		{"state.url_file", cfg.State.URLFile, true},
+		{"kandev.token_file", cfg.Kandev.TokenFile, !env("WATCHDOGD_KANDEV_TOKEN")},
+		{"slack.token_file", slackTokenFile(cfg), !env("WATCHDOGD_SLACK_TOKEN")},
+		{"http.web_config_file", cfg.HTTP.WebConfigFile, true},
+	}
+	var out []string
+	for _, f := range files {
+		if f.path == "" || !f.used {
+			continue
+		}
+		if _, err := read(f.path); err != nil {
+			why := err
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				why = pe.Err // the path is named already
+			}
+			out = append(out, fmt.Sprintf("%s (%s: %s)", f.path, f.field, OneLine(why)))
+		}
+	}
+	return out
+}
+
+func slackTokenFile(cfg *config.Config) string {
+	if cfg.Slack == nil {
+		return ""
+	}
+	return cfg.Slack.TokenFile
 }

@@ -54,9 +54,12 @@ type daemon struct {
 	srcErr string
 
 	status status
-	sched  *cron.Cron
-	entry  cron.EntryID
-	job    cron.Job
+	// view is what the status page and the API show (nil until a
+	// cycle has published one).
+	view  atomic.Pointer[view]
+	sched *cron.Cron
+	entry cron.EntryID
+	job   cron.Job
 
 	// reloads carries reloads (SIGHUP's and POST /-/reload's) to the one
 	// goroutine that runs them (reloader); stopping closes at SIGTERM.
@@ -257,30 +260,30 @@ func (d *daemon) tick() {
 		// Scan anyway, so that the scan's metrics say whether kandev is
 		// readable and the alert that fires names the ledger.
 		_, _, _ = d.cycle.scan(ctx, time.Now())
-		d.failed(err)
+		d.failed(err, nil)
 		return
 	}
 	if d.lease != nil {
 		d.lease.Renew(ctx)
 		if !d.lease.Held() {
-			d.standby(ctx)
+			d.standby(ctx, cfg)
 			return
 		}
 	}
 	if _, err := d.cycle.Run(ctx); err != nil {
-		d.failed(err)
+		d.failed(err, d.nextView(cfg))
 		return
 	}
 	d.m.LastSuccessfulCycle.SetToCurrentTime()
-	d.succeeded()
+	d.succeeded(d.nextView(cfg))
 }
 
 // standby scans without acting, so that a standby's readiness means its
 // scan works.
-func (d *daemon) standby(ctx context.Context) {
+func (d *daemon) standby(ctx context.Context, cfg *config.Config) {
 	_, _, err := d.cycle.scan(ctx, time.Now())
 	if err != nil {
-		d.failed(err)
+		d.failed(err, d.nextView(cfg))
 		return
 	}
 	// The gauges are the ledger's; a read that fails leaves them as they
@@ -291,7 +294,7 @@ func (d *daemon) standby(ctx context.Context) {
 		d.cycle.observeStandby(st)
 		d.m.LastSuccessfulCycle.SetToCurrentTime()
 	}
-	d.succeeded()
+	d.succeeded(d.nextView(cfg))
 }
 
 // ensureStore opens the ledger, retrying every cycle until it is reachable.
@@ -310,8 +313,8 @@ func (d *daemon) ensureStore(ctx context.Context) error {
 }
 
 // failed records a failed cycle, logging once per change of error rather
-// than once per tick.
-func (d *daemon) failed(err error) {
+// than once per tick, and publishes v (see publish).
+func (d *daemon) failed(err error, v *view) {
 	msg := OneLine(err)
 	if msg != d.lastErr {
 		d.log.Error("cycle failed", zap.String("err", msg))
@@ -322,6 +325,7 @@ func (d *daemon) failed(err error) {
 	d.status.mu.Lock()
 	d.status.lastErr = msg
 	d.status.failures++
+	d.publish(v)
 	d.status.mu.Unlock()
 }
 
@@ -333,15 +337,16 @@ func (d *daemon) scanned(rep scan.Report, at time.Time) {
 	d.status.mu.Unlock()
 }
 
-// succeeded records a cycle that completed; its scan was recorded when it
-// completed (scanned).
-func (d *daemon) succeeded() {
+// succeeded records a cycle that completed, whose scan was recorded when
+// it completed (scanned), and publishes v (see publish).
+func (d *daemon) succeeded(v *view) {
 	if d.lastErr != "" {
 		d.log.Info("cycle recovered", zap.String("after", d.lastErr))
 		d.lastErr = ""
 	}
 	d.status.mu.Lock()
 	d.status.lastErr, d.status.failures = "", 0
+	d.publish(v)
 	d.status.mu.Unlock()
 }
 

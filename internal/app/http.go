@@ -2,13 +2,13 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"sort"
+	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,16 +18,16 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/watchdogd/watchdogd/internal/config"
-	"github.com/watchdogd/watchdogd/internal/kandevtime"
 	"github.com/watchdogd/watchdogd/internal/notify"
-	"github.com/watchdogd/watchdogd/internal/policy"
-	"github.com/watchdogd/watchdogd/internal/scan"
 )
 
 // serveHTTP starts the listener: /metrics, probes, and (unless http.ui is
 // false) the status page and API. http.web_config_file (exporter-toolkit's
 // web config) adds TLS and basic auth to the whole listener, as on every
-// Prometheus exporter.
+// Prometheus exporter. The listener bounds its connections (connGuard)
+// and every request its time: a client that is slow to send or to read,
+// or many that stay connected, cost the daemon no more than the bounds.
+// On loopback it answers only to loopback's names (onlyLoopbackHosts).
 func (d *daemon) serveHTTP(cfg *config.Config) (*http.Server, error) {
 	listen, webCfg := cfg.HTTP.Listen, cfg.HTTP.WebConfigFile
 	if webCfg != "" {
@@ -39,15 +39,49 @@ func (d *daemon) serveHTTP(cfg *config.Config) (*http.Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("http.listen %s: %w", listen, err)
 	}
-	srv := &http.Server{Handler: d.routes(), ReadHeaderTimeout: 10 * time.Second}
+	guard := newConnGuard(ln, maxConns, maxIdleConns)
+	srv := &http.Server{Handler: onlyLoopbackHosts(listen, d.handler()), ConnState: guard.track,
+		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 90 * time.Second,
+		MaxHeaderBytes: 32 << 10}
 	flags := &web.FlagConfig{WebListenAddresses: &[]string{listen}, WebConfigFile: &webCfg}
 	logger := slog.New(slog.NewJSONHandler(d.opts.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	go func() {
-		if err := web.Serve(ln, srv, flags, logger); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := web.Serve(guard, srv, flags, logger); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			d.log.Error("HTTP server", zap.Error(err))
 		}
 	}()
 	return srv, nil
+}
+
+// handler is the listener's handler: the routes, each request given its
+// write deadline.
+func (d *daemon) handler() http.Handler {
+	mux := d.routes()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(writeWindow(r.URL)))
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// writeWindow is how long a request may take to be answered: long enough
+// for the largest status page or API answer to a slow client, and for a
+// profile of the seconds it asks for (a CPU profile, a trace, or a delta
+// of any other; a server-wide WriteTimeout would refuse those longer than
+// it). A client that reads slower than that is cut off rather than
+// holding its connection.
+func writeWindow(u *url.URL) time.Duration {
+	const window = 30 * time.Second
+	if !strings.HasPrefix(u.Path, "/debug/pprof/") {
+		return window
+	}
+	if s, err := strconv.ParseFloat(u.Query().Get("seconds"), 64); err == nil && s > 0 && s < 3600 {
+		return window + time.Duration(s*float64(time.Second))
+	}
+	switch u.Path {
+	case "/debug/pprof/profile", "/debug/pprof/trace":
+		return 2 * window // their default durations: 30 s and 1 s
+	}
+	return window
 }
 
 // routes is what the listener serves. The gated routes look at the config
@@ -62,10 +96,35 @@ func (d *daemon) routes() *http.ServeMux {
 	mux.HandleFunc("POST /-/reload", d.reloadHTTP)
 	mux.HandleFunc("PUT /-/reload", d.reloadHTTP)
 	ui := (*config.Config).UIEnabled // the page and API show task titles and questions
-	mux.HandleFunc("/api/v1/findings", d.gated(ui, d.apiFindings))
-	mux.HandleFunc("/{$}", d.gated(ui, d.page))
+	mux.HandleFunc("/api/v1/findings", d.gated(ui, d.serveView("application/json", (*view).apiJSON)))
+	mux.HandleFunc("/{$}", d.gated(ui, d.serveView("text/html; charset=utf-8", (*view).pageHTML)))
 	d.debugRoutes(mux)
 	return mux
+}
+
+// serveView answers from the view the last cycle published, rendered once
+// for all requests; 503 until there is one, or while its ledger read failed.
+func (d *daemon) serveView(contentType string, body func(*view) ([]byte, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		v := d.view.Load()
+		if v == nil || v.err != "" {
+			msg := "no status yet: it is built after each cycle, and the first has not finished"
+			if v != nil {
+				msg = v.err
+			}
+			w.Header().Set("Retry-After", "10")
+			http.Error(w, msg, http.StatusServiceUnavailable)
+			return
+		}
+		b, err := body(v)
+		if err != nil {
+			http.Error(w, OneLine(err), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", contentType)
+		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+		_, _ = w.Write(b)
+	}
 }
 
 // gated serves h only while on holds for the config in effect, else 404.
@@ -141,101 +200,6 @@ func (d *daemon) readyz(w http.ResponseWriter, r *http.Request) {
 		role = "standby"
 	}
 	_, _ = fmt.Fprintf(w, "ready (%s)\n", role)
-}
-
-// episodeView is one open episode for the page and the API.
-type episodeView struct {
-	ID          string      `json:"id"`
-	Kind        string      `json:"kind"`
-	SessionID   string      `json:"session_id"`
-	TaskID      string      `json:"task_id"`
-	TaskTitle   string      `json:"task_title"`
-	WorkspaceID string      `json:"workspace_id"`
-	TurnID      string      `json:"turn_id,omitempty"`
-	PendingID   string      `json:"pending_id,omitempty"`
-	Since       string      `json:"since"`
-	AgeSeconds  int64       `json:"age_seconds"`
-	Link        string      `json:"link"`
-	Silenced    bool        `json:"silenced"`
-	SilencedBy  string      `json:"silenced_by,omitempty"`
-	LastAction  *actionView `json:"last_action"`
-}
-
-type actionView struct {
-	Seq      string `json:"seq"`
-	Action   string `json:"action"`
-	State    string `json:"state"`
-	At       string `json:"at"`
-	Channel  string `json:"channel,omitempty"`
-	Attempts int    `json:"attempts"`
-	Error    string `json:"error,omitempty"`
-}
-
-// episodes reads the open episodes, oldest first, with their last action
-// and whether a silence covers them (two ledger queries, whatever the count).
-func (d *daemon) episodes(ctx context.Context) ([]episodeView, error) {
-	st := d.store.Load()
-	if st == nil {
-		return nil, fmt.Errorf("ledger not open")
-	}
-	state, err := st.Peek(ctx)
-	if err != nil {
-		return nil, err
-	}
-	cfg := d.cfg.Load()
-	now := time.Now()
-	silences, err := activeSilences(ctx, cfg, st, now)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]episodeView, 0, len(state.Open))
-	for _, e := range state.Open {
-		f := storedFinding(e)
-		v := episodeView{ID: e.ID, Kind: e.Kind, SessionID: e.SessionID, TaskID: e.TaskID, TaskTitle: e.TaskTitle,
-			WorkspaceID: e.WorkspaceID, TurnID: e.TurnID, PendingID: e.PendingID, Since: kandevtime.RFC3339(e.Since),
-			AgeSeconds: int64(now.Sub(e.Since) / time.Second), Link: f.Link}
-		if v.Link == "" {
-			v.Link = scan.TaskLink(cfg.Kandev.BaseURL, e.TaskID)
-		}
-		for _, s := range silences {
-			if now.Before(s.Until) && policy.Matches(s.Match, e) {
-				v.Silenced, v.SilencedBy = true, s.ID
-				break
-			}
-		}
-		if n := len(e.Actions); n > 0 {
-			a := e.Actions[n-1]
-			v.LastAction = &actionView{Seq: a.Seq, Action: a.Kind, State: a.State, At: kandevtime.RFC3339(a.UpdatedAt),
-				Channel: a.Channel, Attempts: a.Attempts, Error: a.Error}
-		}
-		out = append(out, v)
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].AgeSeconds > out[j].AgeSeconds })
-	return out, nil
-}
-
-func (d *daemon) apiFindings(w http.ResponseWriter, r *http.Request) {
-	eps, err := d.episodes(r.Context())
-	if err != nil {
-		http.Error(w, OneLine(err), http.StatusServiceUnavailable)
-		return
-	}
-	d.status.mu.RLock()
-	resp := struct {
-		Report     *scan.Report  `json:"report"`
-		Episodes   []episodeView `json:"episodes"`
-		Leader     bool          `json:"leader"`
-		LastScanAt string        `json:"last_successful_scan_at,omitempty"`
-		LastError  string        `json:"last_error,omitempty"`
-	}{d.status.report, eps, d.status.leader, "", d.status.lastErr}
-	if !d.status.lastOK.IsZero() {
-		resp.LastScanAt = kandevtime.RFC3339(d.status.lastOK)
-	}
-	d.status.mu.RUnlock()
-	w.Header().Set("Content-Type", "application/json")
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(resp)
 }
 
 // kindWords is notify's wording, for the page.

@@ -2,12 +2,8 @@ package app
 
 import (
 	"html/template"
-	"net/http"
-	"slices"
-	"strings"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/kandevtime"
 	"github.com/watchdogd/watchdogd/internal/notify"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
@@ -50,7 +46,7 @@ td{display:block;border:0;padding:4px 12px}td::before{content:attr(data-label) "
 <td data-label="Last action">{{with .LastAction}}{{.Action}} {{.State}}{{if .Channel}} in {{.Channel}}{{end}} <time class="muted" datetime="{{.At}}">{{clock .At}}</time>{{if .Error}}<br><span class="muted">{{.Error}}</span>{{end}}{{else}}<span class="muted">none yet</span>{{end}}</td>
 <td data-label="Silenced">{{if .Silenced}}<span class="tag silenced">silenced</span>{{else}}no{{end}}</td>
 </tr>{{end}}</tbody></table>
-{{if gt .Total (len .Episodes)}}<p class="more">The {{len .Episodes}} oldest of {{.Total}} are shown; <a href="api/v1/findings">/api/v1/findings</a> lists them all.</p>{{end}}
+{{if gt .Total (len .Episodes)}}<p class="more">The {{len .Episodes}} oldest of {{.Total}} are shown; <a href="api/v1/findings">/api/v1/findings</a> lists {{if gt .Total .Listed}}the {{.Listed}} oldest, <code>watchdogd episodes list --open</code> all{{else}}them all{{end}}.</p>{{end}}
 {{else}}<p class="empty">Nothing open. Every active session looks healthy.</p>{{end}}</main>
 </body></html>
 `))
@@ -59,8 +55,10 @@ td{display:block;border:0;padding:4px 12px}td::before{content:attr(data-label) "
 type pageData struct {
 	// Episodes are the oldest open episodes, at most pageRows of them.
 	Episodes []episodeView
-	// Total counts every open episode; Kinds counts them by kind.
+	// Total counts every open episode, Listed those the API lists; Kinds
+	// counts them all by kind.
 	Total     int
+	Listed    int
 	Kinds     []kindCount
 	Sessions  int
 	LastScan  string
@@ -77,29 +75,8 @@ type kindCount struct {
 // thousands of sessions at once) the page would otherwise weigh megabytes
 // and be fetched again every 30 s, on a phone at 3 a.m.; the oldest are
 // the ones to read first, the counts by kind say what the rest are, and
-// /api/v1/findings lists them all.
+// /api/v1/findings lists more.
 const pageRows = 500
-
-// withEpisodes fills in the open episodes, oldest first (as episodes
-// returns them): the counts of all, the table's first pageRows.
-func (p pageData) withEpisodes(eps []episodeView) pageData {
-	p.Total = len(eps)
-	counts := map[string]int{}
-	for _, e := range eps {
-		counts[e.Kind]++
-	}
-	for k, n := range counts {
-		p.Kinds = append(p.Kinds, kindCount{Kind: k, N: n})
-	}
-	slices.SortFunc(p.Kinds, func(a, b kindCount) int {
-		if a.N != b.N {
-			return b.N - a.N // the most first
-		}
-		return strings.Compare(a.Kind, b.Kind)
-	})
-	p.Episodes = eps[:min(len(eps), pageRows)]
-	return p
-}
 
 // clock is an RFC 3339 instant as people read it on the page, to the
 // second in UTC (the API keeps the full value); other text as it is.
@@ -109,26 +86,4 @@ func clock(s string) string {
 		return s
 	}
 	return t.UTC().Format("2006-01-02 15:04:05 UTC")
-}
-
-func (d *daemon) page(w http.ResponseWriter, r *http.Request) {
-	eps, err := d.episodes(r.Context())
-	if err != nil {
-		http.Error(w, OneLine(err), http.StatusServiceUnavailable)
-		return
-	}
-	d.status.mu.RLock()
-	data := pageData{LastScan: "never", LastError: d.status.lastErr, Role: "leader"}.withEpisodes(eps)
-	if d.status.report != nil {
-		data.Sessions = len(d.status.report.Sessions)
-	}
-	if !d.status.lastOK.IsZero() {
-		data.LastScan = kandevtime.RFC3339(d.status.lastOK)
-	}
-	if !d.status.leader {
-		data.Role = "standby"
-	}
-	d.status.mu.RUnlock()
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	_ = pageTemplate.Execute(w, data)
 }

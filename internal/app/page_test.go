@@ -4,19 +4,27 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/watchdogd/watchdogd/internal/ledger"
 )
+
+// page renders v's status page.
+func page(t *testing.T, v *view) string {
+	t.Helper()
+	b, err := v.pageBody()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
 
 // TestPageNamesUntitledTasks: an episode whose task has no title is still
 // a visible link on the status page, named by the task's id.
 func TestPageNamesUntitledTasks(t *testing.T) {
-	data := pageData{LastScan: "never", Role: "leader"}.withEpisodes(
-		[]episodeView{{Kind: "stalled_turn", TaskID: "t1", Link: "http://kandev/t/t1", Since: "2026-11-30T12:00:00Z"}})
-	var b strings.Builder
-	if err := pageTemplate.Execute(&b, data); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(b.String(), `<a href="http://kandev/t/t1">task t1</a>`) {
-		t.Fatalf("no link named after the task's id:\n%s", b.String())
+	v := &view{total: 1, episodes: []episodeView{{Kind: "stalled_turn", TaskID: "t1", Link: "http://kandev/t/t1", Since: "2026-11-30T12:00:00Z"}}}
+	if p := page(t, v); !strings.Contains(p, `<a href="http://kandev/t/t1">task t1</a>`) {
+		t.Fatalf("no link named after the task's id:\n%s", p)
 	}
 }
 
@@ -33,58 +41,68 @@ func TestPageClock(t *testing.T) {
 			t.Errorf("clock(%q) = %q, want %q", in, got, want)
 		}
 	}
-	data := pageData{LastScan: "2026-12-01T05:20:00.5Z", Role: "leader"}.withEpisodes([]episodeView{{Kind: "stalled_turn", TaskID: "t1",
-		Link: "http://kandev/t/t1", LastAction: &actionView{Action: "slack", State: "delivered", At: "2026-12-01T05:19:13.110532Z"}}})
-	var b strings.Builder
-	if err := pageTemplate.Execute(&b, data); err != nil {
-		t.Fatal(err)
-	}
+	v := &view{total: 1, leader: true, lastOK: time.Date(2026, 12, 1, 5, 20, 0, 5e8, time.UTC), episodes: []episodeView{{Kind: "stalled_turn", TaskID: "t1",
+		Link: "http://kandev/t/t1", LastAction: &actionView{Action: "slack", State: "delivered", At: "2026-12-01T05:19:13.110532Z"}}}}
+	p := page(t, v)
 	for _, w := range []string{`last scan 2026-12-01 05:20:00 UTC`, `<time class="muted" datetime="2026-12-01T05:19:13.110532Z">2026-12-01 05:19:13 UTC</time>`} {
-		if !strings.Contains(b.String(), w) {
-			t.Errorf("page lacks %s:\n%s", w, b.String())
+		if !strings.Contains(p, w) {
+			t.Errorf("page lacks %s:\n%s", w, p)
 		}
+	}
+	if !strings.Contains(page(t, &view{}), "last scan never") {
+		t.Error("a view before any successful scan does not say never")
 	}
 }
 
-// TestPageStorm: with more open episodes than the table shows, the page
-// counts them all, by kind (the most first), shows the oldest pageRows,
-// and says where the rest are; with few, it shows them all and says
-// nothing of the kind.
-func TestPageStorm(t *testing.T) {
-	render := func(eps []episodeView) string {
-		var b strings.Builder
-		if err := pageTemplate.Execute(&b, pageData{LastScan: "never", Role: "leader"}.withEpisodes(eps)); err != nil {
-			t.Fatal(err)
-		}
-		return b.String()
-	}
-	var storm []episodeView
-	for i := range 1200 {
+// storm is n open episodes, the i-th opened 5000-i seconds before now,
+// five in twelve stalled turns and the rest interrupted sessions.
+func storm(n int, now time.Time) []ledger.Episode {
+	var eps []ledger.Episode
+	for i := range n {
 		kind := "interrupted_session"
 		if i%12 < 5 {
 			kind = "stalled_turn"
 		}
-		// Oldest first, as episodes returns them.
-		storm = append(storm, episodeView{Kind: kind, TaskID: fmt.Sprintf("t%04d", i), AgeSeconds: int64(5000 - i)})
+		eps = append(eps, ledger.Episode{ID: fmt.Sprint(i), Kind: kind, TaskID: fmt.Sprintf("t%04d", i), Since: now.Add(time.Duration(i-5000) * time.Second)})
 	}
-	page := render(storm)
-	for _, want := range []string{"<title>watchdogd (1200)</title>", "1200 open ·",
-		`<p class="kinds">interrupted session: 700 · stalled turn: 500</p>`,
-		`The 500 oldest of 1200 are shown; <a href="api/v1/findings">/api/v1/findings</a> lists them all.`,
-		">task t0499</a>"} {
-		if !strings.Contains(page, want) {
-			t.Errorf("storm page lacks %s", want)
+	return eps
+}
+
+// stalled counts the stalled turns in storm(n).
+func stalled(n int) int { return n/12*5 + min(n%12, 5) }
+
+// TestPageStorm: with more open episodes than the table shows, the page
+// counts them all, by kind (the most first), shows the oldest pageRows,
+// and says where more are: the API, which lists the oldest viewRows, and
+// the CLI for the rest; with few, it shows them all and says nothing of
+// the kind.
+func TestPageStorm(t *testing.T) {
+	now := time.Now()
+	for _, c := range []struct {
+		n    int
+		more string
+	}{
+		{1000, `The 500 oldest of 1000 are shown; <a href="api/v1/findings">/api/v1/findings</a> lists them all.`},
+		{1200, `The 500 oldest of 1200 are shown; <a href="api/v1/findings">/api/v1/findings</a> lists the 1000 oldest, <code>watchdogd episodes list --open</code> all.`},
+	} {
+		p := page(t, newView(storm(c.n, now), nil, "http://kandev", now))
+		for _, want := range []string{fmt.Sprintf("<title>watchdogd (%d)</title>", c.n), fmt.Sprintf("%d open ·", c.n),
+			fmt.Sprintf(`<p class="kinds">interrupted session: %d · stalled turn: %d</p>`, c.n-stalled(c.n), stalled(c.n)),
+			c.more, ">task t0499</a>"} {
+			if !strings.Contains(p, want) {
+				t.Errorf("storm of %d: the page lacks %s", c.n, want)
+			}
+		}
+		if n := strings.Count(p, `<tr class="episode"`); n != pageRows {
+			t.Errorf("storm of %d: the page has %d rows, want %d", c.n, n, pageRows)
+		}
+		if strings.Contains(p, ">task t0500</a>") {
+			t.Errorf("storm of %d: the page shows the 501st oldest episode", c.n)
 		}
 	}
-	if n := strings.Count(page, `<tr class="episode"`); n != pageRows {
-		t.Errorf("storm page has %d rows, want %d", n, pageRows)
-	}
-	if strings.Contains(page, ">task t0500</a>") {
-		t.Error("storm page shows the 501st oldest episode")
-	}
-	page = render(storm[:2])
-	if n := strings.Count(page, `<tr class="episode"`); n != 2 || strings.Contains(page, "oldest of") ||
-		!strings.Contains(page, `<p class="kinds">stalled turn: 2</p>`) {
-		t.Errorf("page of two episodes: %d rows\n%s", n, page)
+	p := page(t, newView(storm(2, now), nil, "http://kandev", now))
+	if n := strings.Count(p, `<tr class="episode"`); n != 2 || strings.Contains(p, "oldest of") ||
+		!strings.Contains(p, `<p class="kinds">stalled turn: 2</p>`) {
+		t.Errorf("page of two episodes: %d rows\n%s", n, p)
 	}
 }

@@ -136,9 +136,14 @@ func keepRestartOnly(old, cfg *config.Config) []string {
 
 // reloadHTTP is Alertmanager's POST /-/reload: the same reload as SIGHUP,
 // for a config reloader in another container, which cannot signal this
-// process. Other methods get 405 from the mux. The answer says whether the
+// process. Other methods get 405 from the mux, a browser's request from
+// another site's page 403 (see crossSite). The answer says whether the
 // new file took effect, and why not (file, line, field; never a secret).
 func (d *daemon) reloadHTTP(w http.ResponseWriter, r *http.Request) {
+	if why := crossSite(r); why != "" {
+		http.Error(w, "reload refused: a request from another site's page: "+why, http.StatusForbidden)
+		return
+	}
 	switch err := d.requestReload(r.Context()); {
 	case err == nil:
 		_, _ = w.Write([]byte("config reloaded\n"))

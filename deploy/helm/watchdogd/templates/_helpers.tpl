@@ -40,6 +40,24 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- default (include "watchdogd.fullname" .) .Values.secrets.existingSecret -}}
 {{- end -}}
 
+{{/*
+Whether the Secret holds a key with a value: the chart's own Secret holds
+the tokens given and always both URLs; an existing one the keys
+secrets.existingSecretKeys says it holds. Renders "true" or nothing.
+*/}}
+{{- define "watchdogd.hasSecret" -}}
+{{- $s := .root.Values.secrets -}}
+{{- if $s.existingSecret -}}
+{{- if get (default dict $s.existingSecretKeys) .key }}true{{ end -}}
+{{- else if eq .key "kandevToken" -}}
+{{- if $s.kandevToken }}true{{ end -}}
+{{- else if eq .key "slackToken" -}}
+{{- if $s.slackToken }}true{{ end -}}
+{{- else -}}
+true
+{{- end -}}
+{{- end -}}
+
 {{- define "watchdogd.image" -}}
 {{- if .Values.image.digest -}}
 {{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
@@ -61,21 +79,25 @@ that secrets come from mounted files and never sit in the ConfigMap.
 {{- $_ := set $db "url" (printf "sqlite://%s/data/kandev.db" .Values.sidecar.dataPath) -}}
 {{- $_ := set $state "url" (printf "sqlite://%s/watchdogd/state.db" .Values.sidecar.dataPath) -}}
 {{- else -}}
+{{- if include "watchdogd.hasSecret" (dict "root" . "key" "databaseUrl") -}}
 {{- $_ := set $db "url_file" (printf "%s/database-url" $secrets) -}}
+{{- end -}}
 {{- if eq .Values.ledger.type "postgres" -}}
+{{- if include "watchdogd.hasSecret" (dict "root" . "key" "stateUrl") -}}
 {{- $_ := set $state "url_file" (printf "%s/state-url" $secrets) -}}
+{{- end -}}
 {{- else -}}
 {{- $_ := set $state "url" "sqlite:///var/lib/watchdogd/state.db" -}}
 {{- end -}}
 {{- end -}}
 {{- $_ := set $c "database" $db -}}
 {{- $_ := set $c "state" $state -}}
-{{- if or .Values.secrets.kandevToken .Values.secrets.existingSecret -}}
+{{- if include "watchdogd.hasSecret" (dict "root" . "key" "kandevToken") -}}
 {{- $k := default dict (get $c "kandev") -}}
 {{- $_ := set $k "token_file" (printf "%s/kandev-token" $secrets) -}}
 {{- $_ := set $c "kandev" $k -}}
 {{- end -}}
-{{- if hasKey $c "slack" -}}
+{{- if and (hasKey $c "slack") (include "watchdogd.hasSecret" (dict "root" . "key" "slackToken")) -}}
 {{- $s := default dict (get $c "slack") -}}
 {{- $_ := set $s "token_file" (printf "%s/slack-token" $secrets) -}}
 {{- $_ := set $c "slack" $s -}}
