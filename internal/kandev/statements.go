@@ -36,12 +36,19 @@ func activeCTE(d authority.Dialect, oneTask bool) string {
 		join = "JOIN LATERAL (SELECT tt.title, tt.workspace_id, tt.metadata FROM tasks tt WHERE tt.id = s.task_id AND tt.archived_at IS NULL LIMIT 1) t ON true"
 	}
 	// The title is cut (see MaxText): an agent may have written megabytes.
+	// SQLite's substr of a text stops at a NUL, so its bytes are cut
+	// instead, four per character: enough characters, however encoded,
+	// for Cut to see that there were more.
+	title := fmt.Sprintf("substr(t.title, 1, %d)", readText)
+	if d == authority.SQLite {
+		title = fmt.Sprintf("CAST(substr(CAST(t.title AS BLOB), 1, %d) AS TEXT)", 4*readText)
+	}
 	return fmt.Sprintf(`active AS (
   SELECT s.id AS session_id, s.task_id, s.state, CAST(s.is_primary AS INTEGER) <> 0 AS is_primary,
-         %s AS session_started_at, substr(t.title, 1, %d) AS title, t.workspace_id, t.metadata AS task_metadata
+         %s AS session_started_at, %s AS title, t.workspace_id, t.metadata AS task_metadata
   FROM task_sessions s %s
   WHERE s.state IN %s%s
-)`, started, readText, join, activeStates, filter)
+)`, started, title, join, activeStates, filter)
 }
 
 // queuedJoin counts queued_messages per session in one pass over that small
