@@ -119,8 +119,8 @@ func setMessages(snap *Snapshot, s *Session, msgs []Message) {
 
 // decodeMessages reads one turn's probe on SQLite: [newest plain agent
 // updated_at, its type, [[id, author, type, content, metadata, created_at,
-// updated_at, big metadata's rowid]…]], and "1" when an update could not be ordered (then the
-// rest is not decoded: the turn is read again).
+// updated_at, big metadata's rowid]…]], and "1" when an update could not
+// be ordered (then the rest is not decoded: the turn is read again).
 func (r *Reader) decodeMessages(snap *Snapshot, turn, probe string) (_ []Message, unorderable bool, _ error) {
 	v, err := parseProbe(probe)
 	if err == nil && len(v.arr) != 3 && len(v.arr) != 4 {
