@@ -10,6 +10,7 @@ package main
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -243,19 +244,22 @@ func TestFaultSIGKILL(t *testing.T) {
 	figure(t, "%d SIGKILLs of the running daemon: %d posts (%d thread replies), each once; %d deliveries settled from Slack's history", *kills, posts, replies, evidence)
 }
 
-// TestFaultHostileData: a 10 MB metadata value, titles and questions with
-// Slack markup, <!channel>, HTML and quotes, ids with quotes and semicolons:
-// the scan completes on both dialects, the Slack text is escaped, kandev's
-// tables are intact.
+// TestFaultHostileData: a 10 MB question prompt, a 1 MB title and 1 MB
+// options, titles and questions with Slack markup, <!channel>, HTML and
+// quotes, ids with quotes and semicolons: the scan completes on both
+// dialects, the Slack text is escaped, what the agent wrote is cut and
+// says so in Slack and in the ledger, kandev's tables are intact.
 func TestFaultHostileData(t *testing.T) {
 	now := time.Now()
 	b := kandevtest.NewBuilder(now)
 	evil := `<!channel> *bold* <script>alert("x")</script> "quotes" 'single' & <https://evil.example|click>`
-	s := b.Session(`sess'; DROP TABLE tasks;--`, evil, `ws"; DELETE FROM task_sessions;--`, "WAITING_FOR_INPUT", time.Hour, "")
-	big := `{"pad": "` + strings.Repeat("x", 10<<20) + `"}`
-	tb := s.Turn(`turn"'; --`, 50*time.Minute, -1, big)
-	tb.Clarification(`p'";--`, `q<!here>`, evil, evil+" "+strings.Repeat("long ", 5000), []kandevtest.QuestionOpt{{ID: "a", Label: evil, Description: evil}}, "", 30*time.Minute, nil)
-	b.DS.Messages[len(b.DS.Messages)-1].Metadata = kandevtest.P(strings.TrimSuffix(*b.DS.Messages[len(b.DS.Messages)-1].Metadata, "}") + `, "pad": "` + strings.Repeat("y", 10<<20) + `"}`)
+	s := b.Session(`sess'; DROP TABLE tasks;--`, evil+" "+strings.Repeat("t", 1<<20), `ws"; DELETE FROM task_sessions;--`, "WAITING_FOR_INPUT", time.Hour, "")
+	tb := s.Turn(`turn"'; --`, 50*time.Minute, -1, "")
+	opts := []kandevtest.QuestionOpt{{ID: "a", Label: evil + strings.Repeat("l", 1<<20), Description: evil + strings.Repeat("d", 1<<20)}}
+	for i := range 200 {
+		opts = append(opts, kandevtest.QuestionOpt{ID: fmt.Sprint(i), Label: evil, Description: evil})
+	}
+	tb.Clarification(`p'";--`, `q<!here>`, evil, evil+" "+strings.Repeat("long ", 2<<20), opts, "", 30*time.Minute, nil)
 	ctx := context.Background()
 	_, dsn := pgDatabase(t, "hostile")
 	pgdb, err := kandevtest.CreatePostgres(ctx, dsn, kandevtest.Options{})
@@ -293,6 +297,16 @@ func TestFaultHostileData(t *testing.T) {
 		if strings.Contains(msgs[0].Text, "<!channel>") {
 			t.Fatalf("%s: fallback text pings @channel", dialect)
 		}
+		// The options were cut and say so, in Slack and in the ledger's
+		// frozen message; nothing the agent wrote is kept whole.
+		if blocks, _ := json.Marshal(msgs[0].Blocks); !strings.Contains(string(blocks), "… cut") {
+			t.Errorf("%s: the Slack post does not say what was cut", dialect)
+		}
+		for _, a := range e.actions() {
+			if !strings.Contains(a.Body, "… cut") || len(a.Body) > 64<<10 {
+				t.Errorf("%s: the ledger's %s body is %d bytes, cut marked %v", dialect, a.Kind, len(a.Body), strings.Contains(a.Body, "… cut"))
+			}
+		}
 	}
 	// kandev's tables are intact (no statement was built from data).
 	check, err := sql.Open("pgx", dsn)
@@ -304,7 +318,7 @@ func TestFaultHostileData(t *testing.T) {
 	if err := check.QueryRow("SELECT (SELECT count(*) FROM tasks), (SELECT count(*) FROM task_sessions)").Scan(&tasks, &sessions); err != nil || tasks != 1 || sessions != 1 {
 		t.Fatalf("kandev's tables: %d tasks, %d sessions, %v", tasks, sessions, err)
 	}
-	figure(t, "10 MB metadata on a turn and a message, markup/HTML/quotes in titles and questions, SQL in ids: scanned on both dialects, one escaped post each, tables intact")
+	figure(t, "a 10 MB prompt, a 1 MB title and 1 MB options, markup/HTML/quotes in titles and questions, SQL in ids: scanned on both dialects, one escaped post each, cut and marked, tables intact")
 }
 
 // TestFaultSecretsNeverLeak: with tokens and a database password

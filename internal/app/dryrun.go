@@ -8,6 +8,7 @@ import (
 	"github.com/watchdogd/watchdogd/internal/ledger"
 	"github.com/watchdogd/watchdogd/internal/notify"
 	"github.com/watchdogd/watchdogd/internal/policy"
+	"github.com/watchdogd/watchdogd/internal/term"
 )
 
 // DryRun scans and decides exactly as Run would, then prints the decision
@@ -27,11 +28,12 @@ func (c *Cycle) DryRun(ctx context.Context, w io.Writer) error {
 	render(&p, st, rep, c.Config, now)
 	fmt.Fprintf(w, "Dry run at %s: %d active sessions, %d findings, %d open episodes. Nothing is written or sent.\n\n",
 		rep.ScannedAt, len(rep.Sessions), len(rep.Findings), len(st.Open))
+	// What kandev holds is escaped for the terminal (%q escapes too).
 	for _, e := range p.Open {
-		fmt.Fprintf(w, "would open   %s on %q (session %s)\n", e.Kind, e.TaskTitle, e.SessionID)
+		fmt.Fprintf(w, "would open   %s on %q (session %s)\n", e.Kind, e.TaskTitle, term.Escape(e.SessionID))
 	}
 	for _, r := range p.Resolve {
-		fmt.Fprintf(w, "would resolve episode %s: %s\n", r.ID, r.Reason)
+		fmt.Fprintf(w, "would resolve episode %s: %s\n", r.ID, term.Escape(r.Reason))
 	}
 	existing := map[string]bool{}
 	episodes := map[string]ledger.Episode{}
@@ -82,6 +84,6 @@ func printAction(ctx context.Context, w io.Writer, con *notify.Console, a ledger
 		}
 		return con.AddMessage(ctx, e.TaskID, e.SessionID, decodeText(a.Body), "")
 	}
-	_, err := fmt.Fprintf(w, "→ log: %s\n", decodeText(a.Body))
+	_, err := fmt.Fprintf(w, "→ log: %s\n", term.EscapeLines(decodeText(a.Body)))
 	return err
 }

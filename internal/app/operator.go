@@ -19,6 +19,7 @@ import (
 	"github.com/watchdogd/watchdogd/internal/notify"
 	"github.com/watchdogd/watchdogd/internal/policy"
 	"github.com/watchdogd/watchdogd/internal/scan"
+	"github.com/watchdogd/watchdogd/internal/term"
 )
 
 // The operator commands work on the ledger a running daemon uses: the tools
@@ -108,7 +109,8 @@ func runSilence(ctx context.Context, opts Options) error {
 			if !s.Active(now) {
 				state = "expired"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, matchText(s), kandevtime.RFC3339(s.Until), state, cmp.Or(s.CreatedBy, "-"), s.Comment)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", term.Escape(s.ID), term.Escape(matchText(s)), kandevtime.RFC3339(s.Until), state,
+				term.Escape(cmp.Or(s.CreatedBy, "-")), term.Escape(s.Comment))
 		}
 		return tw.Flush()
 	case "expire":
@@ -201,7 +203,7 @@ func listEpisodes(ctx context.Context, opts Options, st *ledger.Store, now time.
 		if !e.Open() {
 			state = "resolved: " + e.Resolution
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.Kind, e.SessionID, e.TaskTitle, scan.HumanAge(now.Sub(e.Since)), state)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.Kind, term.Escape(e.SessionID), term.Escape(e.TaskTitle), scan.HumanAge(now.Sub(e.Since)), term.Escape(state))
 	}
 	return tw.Flush()
 }
@@ -232,7 +234,7 @@ func resolveEpisode(ctx context.Context, opts Options, cfg *config.Config, st *l
 	}
 	_, err = fmt.Fprintf(opts.Stdout, "resolved %s; a running daemon edits its Slack message.\n"+
 		"If kandev still shows the finding, the next cycle opens a new episode and announces it; to stop that, add a silence:\n"+
-		"  watchdogd silence add%s --match session_id=%s --for 2h --comment \"…\"\n", opts.ID, flag, resolved.SessionID)
+		"  watchdogd silence add%s --match session_id=%s --for 2h --comment \"…\"\n", opts.ID, flag, term.Escape(resolved.SessionID))
 	return err
 }
 
@@ -252,7 +254,7 @@ func showEpisode(w io.Writer, e ledger.Episode, now time.Time) error {
 		{"state", state},
 	} {
 		if kv[1] != "" {
-			fmt.Fprintf(tw, "%s:\t%s\n", kv[0], kv[1])
+			fmt.Fprintf(tw, "%s:\t%s\n", kv[0], term.Escape(kv[1]))
 		}
 	}
 	fmt.Fprintln(tw)
@@ -266,7 +268,7 @@ func showEpisode(w io.Writer, e ledger.Episode, now time.Time) error {
 		if a.Conflicts > 0 {
 			errText = strings.TrimSpace(fmt.Sprintf("%s (%d conflicting decisions)", errText, a.Conflicts))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", a.Seq, a.Kind, a.State, a.Attempts, kandevtime.RFC3339(a.UpdatedAt), where, errText)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", a.Seq, a.Kind, a.State, a.Attempts, kandevtime.RFC3339(a.UpdatedAt), term.Escape(where), term.Escape(errText))
 	}
 	return tw.Flush()
 }

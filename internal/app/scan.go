@@ -11,6 +11,7 @@ import (
 	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/scan"
+	"github.com/watchdogd/watchdogd/internal/term"
 )
 
 // loadConfig reads --config, or the defaults when none is given.
@@ -104,7 +105,7 @@ func noteBadRows(w io.Writer, snap *kandev.Snapshot) {
 		if len(rows) > maxLoggedRows {
 			names = append(names, fmt.Sprintf("and %d more", len(rows)-maxLoggedRows))
 		}
-		fmt.Fprintf(w, "note: %d kandev row(s) %s: %s\n", len(rows), l.what, strings.Join(names, ", "))
+		fmt.Fprintf(w, "note: %d kandev row(s) %s: %s\n", len(rows), l.what, term.Escape(strings.Join(names, ", ")))
 	}
 }
 

@@ -30,8 +30,7 @@ func (r *Reader) readSessions(ctx context.Context, tx *sql.Tx, snap *Snapshot, a
 		}
 		return sessions, nil
 	}
-	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) || !strings.HasPrefix(pgErr.Code, "22") && pgErr.Code != "54001" {
+	if !castFailed(err) {
 		return nil, err
 	}
 	if err := r.exec(ctx, tx, snap, "ROLLBACK TO SAVEPOINT watchdogd_fast"); err != nil {
@@ -39,6 +38,14 @@ func (r *Reader) readSessions(ctx context.Context, tx *sql.Tx, snap *Snapshot, a
 	}
 	snap.Fallback = true
 	return r.fallbackSessions(ctx, tx, snap, args)
+}
+
+// castFailed reports whether err is PostgreSQL refusing a value as JSON:
+// any SQLSTATE of class 22 (data exception), or 54001 for JSON nested past
+// the server's stack.
+func castFailed(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (strings.HasPrefix(pgErr.Code, "22") || pgErr.Code == "54001")
 }
 
 func (r *Reader) fallbackSessions(ctx context.Context, tx *sql.Tx, snap *Snapshot, args []any) ([]Session, error) {

@@ -28,16 +28,21 @@ func (r *Reader) readMessages(ctx context.Context, tx *sql.Tx, snap *Snapshot, s
 		}
 	}
 	again, err := r.messagesOf(ctx, tx, snap, sessions, false, ids, owner)
-	if err != nil || len(again) == 0 {
+	if err != nil {
 		return err
+	}
+	if len(again) == 0 {
+		return r.readBigMetadata(ctx, tx, snap, sessions)
 	}
 	ids, owner = ids[:0], owner[:0]
 	for _, i := range again {
 		ids = append(ids, sessions[i].Current.ID)
 		owner = append(owner, i)
 	}
-	_, err = r.messagesOf(ctx, tx, snap, sessions, true, ids, owner)
-	return err
+	if _, err = r.messagesOf(ctx, tx, snap, sessions, true, ids, owner); err != nil {
+		return err
+	}
+	return r.readBigMetadata(ctx, tx, snap, sessions)
 }
 
 // messagesOf runs one messages statement over ids and sets the owners'
@@ -114,9 +119,9 @@ func setMessages(snap *Snapshot, s *Session, msgs []Message) {
 
 // decodeMessages reads one turn's probe on SQLite: [newest plain agent
 // updated_at, its type, [[id, author, type, content, metadata, created_at,
-// updated_at]…], [[id, type, created_at] of user rows…]], and "1" when an
-// update could not be ordered (then the rest is not decoded: the turn is
-// read again).
+// updated_at, big metadata's rowid]…], [[id, type, created_at] of user
+// rows…]], and "1" when an update could not be ordered (then the rest is
+// not decoded: the turn is read again).
 func (r *Reader) decodeMessages(snap *Snapshot, turn, probe string) (_ []Message, unorderable bool, _ error) {
 	v, err := parseProbe(probe)
 	if err == nil && len(v.arr) != 4 && len(v.arr) != 5 {
@@ -158,8 +163,10 @@ func (r *Reader) messagesFrom(snap *Snapshot, turn string, newest stamp, newestT
 
 // messages builds a turn's messages: the newest plain agent update, if
 // any, then the rows the rules read, each [id, author, type, content,
-// metadata, created_at, updated_at], then the user rows, each [id, type,
-// created_at], read for when they were written.
+// metadata, created_at, updated_at, the key to read too big metadata by
+// (it is read apart: readBigMetadata)], then the user rows, each [id, type,
+// created_at], read for when they were written. Content comes cut to
+// readText characters and is cut here with the mark.
 func (r *Reader) messages(snap *Snapshot, turn string, newest stamp, newestType *string, list, users jval) ([]Message, error) {
 	var out []Message
 	if newest.valid {
@@ -174,13 +181,13 @@ func (r *Reader) messages(snap *Snapshot, turn string, newest stamp, newestType 
 		return nil, fmt.Errorf("decode messages: %w", err)
 	}
 	for _, a := range rows {
-		if len(a) != 7 {
-			return nil, fmt.Errorf("decode messages: want 7 fields")
+		if len(a) != 8 {
+			return nil, fmt.Errorf("decode messages: want 8 fields")
 		}
-		m := Message{ID: deref(a[0]), NullID: a[0] == nil, Meta: authority.ParseMetadata(r.dialect, a[4])}
+		m := Message{ID: deref(a[0]), NullID: a[0] == nil, Meta: authority.ParseMetadata(r.dialect, a[4]), bigMeta: deref(a[7])}
 		row := messageRow(m, turn)
 		m.CreatedAt, m.UpdatedAt = parseStamp(snap, a[5], row), parseStamp(snap, a[6], row)
-		m.Author, m.Type, m.Content = deref(a[1]), deref(a[2]), deref(a[3])
+		m.Author, m.Type, m.Content = deref(a[1]), deref(a[2]), Cut(deref(a[3]), MaxText)
 		out = append(out, m)
 	}
 	byUser, err := users.stringLists()

@@ -125,7 +125,7 @@ func (c *sessionCols) session(snap *Snapshot) Session {
 	return Session{
 		ID: c.id.String, TaskID: c.taskID, State: c.state, IsPrimary: bool(c.primary),
 		StartedAt:    c.started.time(snap, RowRef{Table: "task_sessions", ID: c.id.String}),
-		TaskTitle:    c.title.String,
+		TaskTitle:    Cut(c.title.String, MaxText),
 		WorkspaceID:  c.workspace.String,
 		TaskMetadata: authority.ParseMetadata(snap.Dialect, nullPtr(c.taskMeta)),
 		Queued:       int(c.queued),

@@ -112,6 +112,10 @@ type Message struct {
 	Meta      authority.Metadata
 	CreatedAt time.Time // zero when missing or unparseable
 	UpdatedAt time.Time
+
+	// bigMeta is, until the snapshot has read it, what to read metadata
+	// too big to read with the others by (see messageMetadata).
+	bigMeta string
 }
 
 // Aggregate reports whether m stands for "the newest of the turn's other

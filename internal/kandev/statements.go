@@ -35,12 +35,20 @@ func activeCTE(d authority.Dialect, oneTask bool) string {
 	if d == authority.Postgres {
 		join = "JOIN LATERAL (SELECT tt.title, tt.workspace_id, tt.metadata FROM tasks tt WHERE tt.id = s.task_id AND tt.archived_at IS NULL LIMIT 1) t ON true"
 	}
+	// The title is cut (see MaxText): an agent may have written megabytes.
+	// SQLite's substr of a text stops at a NUL, so its bytes are cut
+	// instead, four per character: enough characters, however encoded,
+	// for Cut to see that there were more.
+	title := fmt.Sprintf("substr(t.title, 1, %d)", readText)
+	if d == authority.SQLite {
+		title = fmt.Sprintf("CAST(substr(CAST(t.title AS BLOB), 1, %d) AS TEXT)", 4*readText)
+	}
 	return fmt.Sprintf(`active AS (
   SELECT s.id AS session_id, s.task_id, s.state, CAST(s.is_primary AS INTEGER) <> 0 AS is_primary,
-         %s AS session_started_at, t.title, t.workspace_id, t.metadata AS task_metadata
+         %s AS session_started_at, %s AS title, t.workspace_id, t.metadata AS task_metadata
   FROM task_sessions s %s
   WHERE s.state IN %s%s
-)`, started, join, activeStates, filter)
+)`, started, title, join, activeStates, filter)
 }
 
 // queuedJoin counts queued_messages per session in one pass over that small
@@ -236,13 +244,16 @@ ORDER BY r.session_id`,
 // script are told apart by metadata, read in Go; neither is activity) and
 // every clarification and permission request, whole; and of each
 // user-authored row its id, type and creation only (whether the agent
-// answered the last of them; their text is not needed). Content is capped:
-// it only feeds a Slack section, itself capped.
+// answered the last of them; their text is not needed). Content and
+// metadata are cut where they are read (bound.go, boundsql.go): an agent
+// may have written megabytes.
 //
 // Each turn yields its position in the ids given (from 0) and, on SQLite,
 // one JSON array [newest updated_at, its type, [rows…], [user rows…], and a
 // fifth field]; on PostgreSQL the same four as columns (each list NULL when
-// it is empty). On PostgreSQL the type comes from the one ordered
+// it is empty). Each row's eighth field is, when its metadata is too big to
+// read whole, what to read it by (messageMetadata). On PostgreSQL the type
+// comes from the one ordered
 // aggregate (the newest row first, as MAX picks its updated_at; NULLs last,
 // as MAX ignores them).
 // On SQLite the newest update is found by instant (julianday, millisecond
@@ -271,6 +282,7 @@ ORDER BY r.session_id`,
 // 21 rounds at the benchmark's medium size, the sessions statement's
 // casts included).
 func messagesQuery(d authority.Dialect, unordered bool) string {
+	meta, big := messageMetadata(d)
 	interesting := `((m.author_type = 'agent' AND m.type IN ('status', 'script_execution')) OR m.type IN ('clarification_request', 'permission_request'))`
 	plain := `m.author_type = 'agent' AND m.type NOT IN ('status', 'script_execution')`
 	// A question or permission row is read whole whoever wrote it, so
@@ -292,8 +304,8 @@ SELECT c.n,
             CASE WHEN ` + newest + ` IS NOT NULL THEN CAST(m.updated_at AS TEXT) END,
             CASE WHEN ` + newest + ` IS NOT NULL THEN CAST(m.type AS TEXT) END,
             json_group_array(json_array(CAST(m.id AS TEXT), CAST(m.author_type AS TEXT), CAST(m.type AS TEXT),
-              substr(CAST(m.content AS TEXT), 1, 8192), CAST(m.metadata AS TEXT),
-              CAST(m.created_at AS TEXT), CAST(m.updated_at AS TEXT))) FILTER (WHERE ` + interesting + `),
+              substr(CAST(m.content AS TEXT), 1, ` + fmt.Sprint(readText) + `), ` + meta + `,
+              CAST(m.created_at AS TEXT), CAST(m.updated_at AS TEXT), ` + big + `)) FILTER (WHERE ` + interesting + `),
             json_group_array(json_array(CAST(m.id AS TEXT), CAST(m.type AS TEXT), CAST(m.created_at AS TEXT))) FILTER (WHERE ` + user + `)` + flag + `)
    FROM task_session_messages m WHERE m.turn_id = c.turn_id)
 FROM cur c`
@@ -306,7 +318,7 @@ FROM cur c`
 FROM unnest($1::text[]) WITH ORDINALITY AS c(turn_id, n) CROSS JOIN LATERAL (SELECT
             MAX(m.updated_at) FILTER (WHERE ` + plain + `) AS newest,
             (array_agg(m.type ORDER BY m.updated_at DESC NULLS LAST, m.id DESC) FILTER (WHERE ` + plain + `))[1] AS newest_type,
-            json_agg(json_build_array(m.id, m.author_type, m.type, substr(m.content, 1, 8192), m.metadata, m.created_at, m.updated_at))
+            json_agg(json_build_array(m.id, m.author_type, m.type, substr(m.content, 1, ` + fmt.Sprint(readText) + `), ` + meta + `, m.created_at, m.updated_at, ` + big + `))
               FILTER (WHERE ` + interesting + `) AS list,
             json_agg(json_build_array(m.id, m.type, m.created_at)) FILTER (WHERE ` + user + `) AS users
    FROM task_session_messages m WHERE m.turn_id = c.turn_id) x`

@@ -8,10 +8,14 @@ import (
 	"sync"
 
 	"github.com/slack-go/slack"
+
+	"github.com/watchdogd/watchdogd/internal/term"
 )
 
 // Console prints what would be sent instead of sending it (`watchdogd
-// demo`, `run --dry-run`). It stands in for both Slack and kandev.
+// demo`, `run --dry-run`). It stands in for both Slack and kandev. What
+// it prints is escaped for the terminal (term): a message carries what
+// agents wrote, and ids come from kandev.
 type Console struct {
 	mu  sync.Mutex
 	w   io.Writer
@@ -26,11 +30,11 @@ func (c *Console) Post(_ context.Context, channel, threadTS, _ string, m Message
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.seq++
-	where := "Slack " + channel
+	where := "Slack " + term.Escape(channel)
 	if threadTS != "" {
 		where += " (thread reply)"
 	}
-	fmt.Fprintf(c.w, "→ %s:\n%s\n", where, indent(PlainText(m)))
+	fmt.Fprintf(c.w, "→ %s:\n%s\n", where, indent(term.EscapeLines(PlainText(m))))
 	return fmt.Sprintf("console.%d", c.seq), nil
 }
 
@@ -38,7 +42,7 @@ func (c *Console) Post(_ context.Context, channel, threadTS, _ string, m Message
 func (c *Console) Update(_ context.Context, channel, ts string, m Message) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	fmt.Fprintf(c.w, "✎ Slack %s, edit of %s:\n%s\n", channel, ts, indent(PlainText(m)))
+	fmt.Fprintf(c.w, "✎ Slack %s, edit of %s:\n%s\n", term.Escape(channel), term.Escape(ts), indent(term.EscapeLines(PlainText(m))))
 	return nil
 }
 
@@ -46,7 +50,7 @@ func (c *Console) Update(_ context.Context, channel, ts string, m Message) error
 func (c *Console) AddMessage(_ context.Context, taskID, sessionID, content, _ string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	fmt.Fprintf(c.w, "→ kandev message.add to session %s (task %s):\n%s\n", sessionID, taskID, indent(content))
+	fmt.Fprintf(c.w, "→ kandev message.add to session %s (task %s):\n%s\n", term.Escape(sessionID), term.Escape(taskID), indent(term.EscapeLines(content)))
 	return nil
 }
 
@@ -54,7 +58,7 @@ func (c *Console) AddMessage(_ context.Context, taskID, sessionID, content, _ st
 func (c *Console) Cancel(_ context.Context, sessionID string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	fmt.Fprintf(c.w, "→ kandev agent.cancel of session %s\n", sessionID)
+	fmt.Fprintf(c.w, "→ kandev agent.cancel of session %s\n", term.Escape(sessionID))
 	return nil
 }
 

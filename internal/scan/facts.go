@@ -206,26 +206,31 @@ func humanBundle(pendingID string, rows []kandev.Message) (bundle, bool) {
 }
 
 type questionMeta struct {
-	ID      string `json:"id"`
-	Title   string `json:"title"`
-	Prompt  string `json:"prompt"`
-	Options []struct {
-		ID          string `json:"option_id"`
-		Label       string `json:"label"`
-		Description string `json:"description"`
-	} `json:"options"`
+	ID      string       `json:"id"`
+	Title   string       `json:"title"`
+	Prompt  string       `json:"prompt"`
+	Options []optionMeta `json:"options"`
+}
+
+type optionMeta struct {
+	ID          string `json:"option_id"`
+	Label       string `json:"label"`
+	Description string `json:"description"`
 }
 
 // question reads a clarification row's question: question_id, else
 // question.id; title, prompt and options from question, else the content.
+// The agent's text is cut as it is decoded (kandev.MaxText, MaxOptionText,
+// MaxOptions).
 func question(m kandev.Message) Question {
 	var q Question
 	if raw, ok := m.Meta.Raw("question"); ok {
 		var qm questionMeta
 		if json.Unmarshal([]byte(raw), &qm) == nil {
-			q.ID, q.Title, q.Prompt = qm.ID, qm.Title, qm.Prompt
-			for _, o := range qm.Options {
-				q.Options = append(q.Options, Option{ID: o.ID, Label: o.Label, Description: o.Description})
+			q.ID, q.Title, q.Prompt = qm.ID, kandev.Cut(qm.Title, kandev.MaxText), kandev.Cut(qm.Prompt, kandev.MaxText)
+			for _, o := range kandev.CutOptions(qm.Options, kandev.MaxOptions, optionMeta{Label: kandev.CutMark}) {
+				q.Options = append(q.Options, Option{ID: o.ID, Label: kandev.Cut(o.Label, kandev.MaxOptionText),
+					Description: kandev.Cut(o.Description, kandev.MaxOptionText)})
 			}
 		}
 	}

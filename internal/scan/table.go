@@ -6,10 +6,14 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/watchdogd/watchdogd/internal/term"
 )
 
 // WriteTable prints the report for people: one line per finding, oldest
-// first, with the age in human units and the task title.
+// first, with the age in human units and the task title. What kandev holds
+// is escaped (term.Escape): a title's ESC sequence or newline would
+// otherwise act on the terminal or forge a row.
 func WriteTable(w io.Writer, rep Report) error {
 	if len(rep.Findings) == 0 {
 		_, err := fmt.Fprintf(w, "No findings in %d active session%s.\n", len(rep.Sessions), plural(len(rep.Sessions)))
@@ -19,7 +23,7 @@ func WriteTable(w io.Writer, rep Report) error {
 	fmt.Fprintln(tw, "AGE\tKIND\tTASK\tSESSION\tWHAT")
 	for _, f := range rep.Findings {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", HumanAge(time.Duration(f.AgeSeconds)*time.Second), f.Kind,
-			clip(oneLine(f.TaskTitle), 40), f.SessionID, clip(oneLine(what(f)), 60))
+			clip(oneLine(term.Escape(f.TaskTitle)), 40), term.Escape(f.SessionID), clip(oneLine(term.Escape(what(f))), 60))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
