@@ -90,6 +90,14 @@ func (e *env) startDaemon(base string, env ...string) *daemonProc {
 // get fetches path from the daemon.
 func (d *daemonProc) get(path string) (int, string) { return d.send(http.MethodGet, path) }
 
+// waitView waits for the status page and API, which the daemon builds at
+// the end of each cycle: /readyz turns ready as soon as the first scan
+// succeeds, before the cycle has delivered and the first view is out.
+func (d *daemonProc) waitView(t *testing.T) {
+	t.Helper()
+	waitFor(t, 20*time.Second, "the first cycle's view", func() bool { code, _ := d.get("/api/v1/findings"); return code == 200 })
+}
+
 // send makes a bodiless request with any method; the timeout turns a wedged
 // handler into a test failure instead of a hung run.
 func (d *daemonProc) send(method, path string) (int, string) {
@@ -166,6 +174,7 @@ func TestDaemon(t *testing.T) {
 	d := e.startDaemon(base)
 	waitFor(t, 20*time.Second, "/readyz 200", func() bool { code, _ := d.get("/readyz"); return code == 200 })
 	waitFor(t, 20*time.Second, "8 posts", func() bool { return len(e.slack.Messages()) == 8 })
+	d.waitView(t)
 	_, metrics := d.get("/metrics")
 	for _, m := range allMetrics {
 		if !strings.Contains(metrics, "\n"+m) {

@@ -335,6 +335,7 @@ func TestFaultSecretsNeverLeak(t *testing.T) {
 	})
 	d := e.startDaemon(base)
 	waitFor(t, 20*time.Second, "posts", func() bool { return len(e.slack.Messages()) >= 3 })
+	d.waitView(t)
 	outs := []string{}
 	for _, p := range []string{"/", "/api/v1/findings", "/metrics", "/readyz"} {
 		_, body := d.get(p)

@@ -40,7 +40,7 @@ func TestHTTPRefusesOtherSites(t *testing.T) {
 	extra, base := daemonConfig(t, "")
 	e := newEnv(t, world(time.Now()), "sqlite", extra)
 	d := e.startDaemon(base)
-	waitFor(t, 20*time.Second, "/readyz 200", func() bool { code, _ := d.get("/readyz"); return code == 200 })
+	d.waitView(t)
 	own := strings.TrimPrefix(base, "http://")
 	port := own[strings.LastIndex(own, ":"):]
 	for _, c := range []struct {

@@ -65,6 +65,7 @@ func TestSilenceOnRunningDaemon(t *testing.T) {
 	if n := len(e.slack.Messages()); n != 0 {
 		t.Fatalf("%d posts while silenced", n)
 	}
+	d.waitView(t)
 	_, page := d.get("/")
 	if !strings.Contains(page, "silenced") {
 		t.Error("the status page does not show the silence")
