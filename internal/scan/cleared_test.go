@@ -14,7 +14,9 @@ func TestCleared(t *testing.T) {
 	asked := func(status string) kandev.Session {
 		return session("WAITING_FOR_INPUT", 40*m, clarification("p1", "q1", status, 30*m, ""), clarification("p1", "q2", status, 30*m, ""))
 	}
-	perm := func(status string) kandev.Session { return session("RUNNING", 40*m, permissionReq("perm-1", status, 20*m)) }
+	perm := func(status string) kandev.Session {
+		return session("RUNNING", 40*m, permissionReq("perm-1", status, 20*m))
+	}
 	cases := []struct {
 		name      string
 		s         *kandev.Session
