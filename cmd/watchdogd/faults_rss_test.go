@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
 
@@ -119,7 +120,7 @@ func TestFaultBigValuesRSS(t *testing.T) {
 		figures = append(figures, fmt.Sprintf("%s %.1f MiB", db.name, float64(rss)/(1<<20)))
 		var q *scan.Finding
 		for i, f := range rep.Findings {
-			if f.Kind == scan.KindUnansweredClarification {
+			if f.Kind == model.KindUnansweredClarification {
 				q = &rep.Findings[i]
 			}
 		}

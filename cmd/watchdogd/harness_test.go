@@ -15,6 +15,7 @@ import (
 
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
 	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/slacktest"
 )
 
@@ -154,14 +155,14 @@ func (e *env) ledger() *ledger.Store {
 }
 
 // actions lists every action in the ledger.
-func (e *env) actions() []ledger.Action {
+func (e *env) actions() []model.Action {
 	e.t.Helper()
 	s := e.ledger()
 	eps, err := s.Episodes(context.Background(), false, 10000)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	var out []ledger.Action
+	var out []model.Action
 	for _, ep := range eps {
 		full, err := s.Episode(context.Background(), ep.ID)
 		if err != nil {
@@ -187,7 +188,7 @@ func (e *env) exactlyOnce() (posts int) {
 		k := fmt.Sprint(m.Metadata.EventPayload["key"])
 		byKey[k] = append(byKey[k], m)
 	}
-	acts := map[string]ledger.Action{}
+	acts := map[string]model.Action{}
 	for _, a := range e.actions() {
 		acts[a.Key] = a
 	}
@@ -200,11 +201,11 @@ func (e *env) exactlyOnce() (posts int) {
 			e.t.Errorf("key %s in Slack but not in the ledger", k)
 			continue
 		}
-		if a.State != ledger.StateDelivered {
+		if a.State != model.StateDelivered {
 			e.t.Errorf("key %s in Slack but %s in the ledger", k, a.State)
 		}
 		if a.ParentKey != "" {
-			if p := acts[a.ParentKey]; p.State == ledger.StateDelivered && ms[0].ThreadTS != p.ResultTS {
+			if p := acts[a.ParentKey]; p.State == model.StateDelivered && ms[0].ThreadTS != p.ResultTS {
 				e.t.Errorf("key %s not in its first message's thread", k)
 			}
 		} else if ms[0].ThreadTS != "" {
@@ -213,12 +214,12 @@ func (e *env) exactlyOnce() (posts int) {
 	}
 	for k, a := range acts {
 		switch {
-		case a.State == ledger.StatePending || a.State == ledger.StateClaimed:
+		case a.State == model.StatePending || a.State == model.StateClaimed:
 			e.t.Errorf("action %s (%s) still %s: %s", k, a.Seq, a.State, a.Error)
-		case a.Kind == ledger.KindSlack && a.State == ledger.StateDelivered && len(byKey[k]) == 0:
+		case a.Kind == model.ActionSlack && a.State == model.StateDelivered && len(byKey[k]) == 0:
 			e.t.Errorf("action %s delivered but not in Slack", k)
 		}
-		if a.Kind == ledger.KindSlack && a.State == ledger.StateDelivered {
+		if a.Kind == model.ActionSlack && a.State == model.StateDelivered {
 			posts++
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/pgtest"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
@@ -131,7 +132,7 @@ func TestSameReportOnBothDialects(t *testing.T) {
 	for _, f := range rep.Findings {
 		kinds[f.Kind] = true
 	}
-	for _, k := range scan.Kinds {
+	for _, k := range model.Kinds {
 		if !kinds[k] {
 			t.Errorf("the demo dataset has no %s finding", k)
 		}
@@ -177,7 +178,7 @@ func TestDemo(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	for _, k := range scan.Kinds {
+	for _, k := range model.Kinds {
 		if !strings.Contains(r.stdout, k) {
 			t.Errorf("demo output lacks %s:\n%s", k, r.stdout)
 		}

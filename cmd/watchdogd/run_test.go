@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
-	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/slacktest"
 )
 
@@ -286,9 +286,9 @@ func TestNudges(t *testing.T) {
 	}
 	// Replay the delivered nudge as a crashed holder would: the same key
 	// gives the same client_message_id, which kandev deduplicates.
-	var nudge ledger.Action
+	var nudge model.Action
 	for _, a := range e.actions() {
-		if a.Kind == ledger.KindNudge && a.State == ledger.StateDelivered {
+		if a.Kind == model.ActionNudge && a.State == model.StateDelivered {
 			nudge = a
 		}
 	}
@@ -302,7 +302,7 @@ func TestNudges(t *testing.T) {
 	}
 	failed := 0
 	for _, a := range e.actions() {
-		if a.Kind == ledger.KindNudge && a.State == ledger.StateFailed {
+		if a.Kind == model.ActionNudge && a.State == model.StateFailed {
 			failed++
 			if a.Attempts != 1 {
 				t.Errorf("the refused nudge was attempted %d times", a.Attempts)

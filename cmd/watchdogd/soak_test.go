@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
-	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // TestSoak runs the daemon at a one-second schedule over sessions that
@@ -114,7 +114,7 @@ policy:
 	// Slack asks), so up to one per session is still queued here.
 	waitFor(t, 2*time.Minute, "every action settled", func() bool {
 		for _, a := range e.actions() {
-			if a.State == ledger.StatePending || a.State == ledger.StateClaimed {
+			if a.State == model.StatePending || a.State == model.StateClaimed {
 				return false
 			}
 		}

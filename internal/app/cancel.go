@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/kandev"
-	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/notify"
 )
 
@@ -41,7 +41,7 @@ var errTurnRunsOn = errors.New("the turn an earlier cancel was for runs on with 
 // (the nudge waits for it to end), and a new turn means the nudge is not
 // owed. A session no longer running gets the nudge, which kandev
 // deduplicates by client_message_id.
-func (c *Cycle) cancelAndNudge(ctx context.Context, a ledger.Action, e ledger.Episode) (cancelled bool, err error) {
+func (c *Cycle) cancelAndNudge(ctx context.Context, a model.Action, e model.Episode) (cancelled bool, err error) {
 	deadline := time.Now().Add(30 * time.Second)
 	var refusal error
 	for {
@@ -96,7 +96,7 @@ func cancelError(session string, err error) error {
 }
 
 // sessionIn is the session with id in snap, nil when it is not active.
-func sessionIn(snap *kandev.Snapshot, id string) *kandev.Session {
+func sessionIn(snap *model.Snapshot, id string) *model.Session {
 	for i := range snap.Sessions {
 		if snap.Sessions[i].ID == id {
 			return &snap.Sessions[i]

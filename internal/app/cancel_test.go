@@ -8,10 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
-	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // cancelAndNudgeCycle is a cycle over one stalled session whose policy is
@@ -28,7 +27,7 @@ func cancelAndNudgeCycle(t *testing.T, settle time.Duration) (*Cycle, *kandevtes
 	if settle > 0 {
 		ws.OnCancel = func(session string) { go func() { time.Sleep(settle); took(session) }() }
 	}
-	c.Config.Policy["stalled_turn"].Steps = []config.Step{{Action: config.ActionCancelAndNudge}}
+	c.Config.Policy["stalled_turn"].Steps = []model.Step{{Action: model.ActionCancelAndNudge}}
 	return c, ws, db
 }
 
@@ -79,7 +78,7 @@ func TestCancelAndNudgeRetryDoesNotCancelAgain(t *testing.T) {
 	failOnce(ws, "message.add", "close")
 	key := firstAttempt(t, c, ws, 1)
 	res, a := rerun(t, c, 10*time.Minute, key)
-	wantRetry(t, a, ws, ledger.StateDelivered, 1, 1)
+	wantRetry(t, a, ws, model.StateDelivered, 1, 1)
 	if res.Counts["delivered"] != 1 {
 		t.Fatalf("retry: outcomes %v", res.Counts)
 	}
@@ -99,7 +98,7 @@ func failOnce(ws *kandevtest.WSServer, action, code string) {
 
 // rerun runs c again at later (past any retry backoff) and returns the
 // action's ledger row.
-func rerun(t *testing.T, c *Cycle, later time.Duration, key string) (Result, ledger.Action) {
+func rerun(t *testing.T, c *Cycle, later time.Duration, key string) (Result, model.Action) {
 	t.Helper()
 	at := time.Now().Add(later)
 	c.Now = func() time.Time { return at }
@@ -146,7 +145,7 @@ func setState(t *testing.T, db *kandevtest.SQLite, ws *kandevtest.WSServer, stat
 }
 
 // wantRetry checks how the retry left the action and what kandev got.
-func wantRetry(t *testing.T, a ledger.Action, ws *kandevtest.WSServer, state string, cancels, messages int) {
+func wantRetry(t *testing.T, a model.Action, ws *kandevtest.WSServer, state string, cancels, messages int) {
 	t.Helper()
 	if a.State != state || len(ws.Cancels()) != cancels || len(ws.Messages()) != messages {
 		t.Fatalf("retry: action %s uncertain=%v (%s), want %s; cancels %v, want %d; messages %v, want %d",
@@ -167,7 +166,7 @@ func TestCancelAndNudgeOwedAfterItsEpisodeResolves(t *testing.T) {
 	if len(res.Plan.Resolve) != 1 {
 		t.Fatalf("the episode should resolve once the cancel completed its turn: plan %+v", res.Plan)
 	}
-	wantRetry(t, a, ws, ledger.StateDelivered, 1, 1)
+	wantRetry(t, a, ws, model.StateDelivered, 1, 1)
 }
 
 // failingTasks fails the next n task reads: kandev's database blipped
@@ -177,7 +176,7 @@ type failingTasks struct {
 	n int
 }
 
-func (f *failingTasks) TaskSnapshot(ctx context.Context, taskID string) (*kandev.Snapshot, error) {
+func (f *failingTasks) TaskSnapshot(ctx context.Context, taskID string) (*model.Snapshot, error) {
 	if f.n > 0 {
 		f.n--
 		return nil, errors.New("injected: database is locked")
@@ -196,7 +195,7 @@ func TestCancelAndNudgeRetryAfterAFailedFence(t *testing.T) {
 	key := firstAttempt(t, c, ws, 0)
 	agentSpoke(t, db)
 	_, a := rerun(t, c, time.Minute, key)
-	wantRetry(t, a, ws, ledger.StateSuperseded, 0, 0)
+	wantRetry(t, a, ws, model.StateSuperseded, 0, 0)
 }
 
 // TestCancelAndNudgeNewTurnAfterTheCancel: the cancel went through, the
@@ -210,7 +209,7 @@ func TestCancelAndNudgeNewTurnAfterTheCancel(t *testing.T) {
 	newTurn(t, db)
 	ws.SetState("s1", "RUNNING")
 	_, a := rerun(t, c, time.Minute, key)
-	wantRetry(t, a, ws, ledger.StateSuperseded, 1, 0)
+	wantRetry(t, a, ws, model.StateSuperseded, 1, 0)
 }
 
 // TestCancelAndNudgeRetryCancelsWhenTheFirstDidNotTake: the connection
@@ -221,7 +220,7 @@ func TestCancelAndNudgeRetryCancelsWhenTheFirstDidNotTake(t *testing.T) {
 	failOnce(ws, "agent.cancel", "close")
 	key := firstAttempt(t, c, ws, 0)
 	_, a := rerun(t, c, time.Minute, key)
-	wantRetry(t, a, ws, ledger.StateDelivered, 1, 1)
+	wantRetry(t, a, ws, model.StateDelivered, 1, 1)
 }
 
 // TestCancelAndNudgeRetryLeavesARecoveredTurnAlone: the connection dropped
@@ -237,7 +236,7 @@ func TestCancelAndNudgeRetryLeavesARecoveredTurnAlone(t *testing.T) {
 	key := firstAttempt(t, c, ws, 0)
 	agentSpoke(t, db)
 	res, a := rerun(t, c, time.Minute, key)
-	wantRetry(t, a, ws, ledger.StatePending, 0, 0)
+	wantRetry(t, a, ws, model.StatePending, 0, 0)
 	if res.Counts["deferred"] != 1 || !a.Uncertain {
 		t.Fatalf("retry: outcomes %v, uncertain %v: want deferred, still owed", res.Counts, a.Uncertain)
 	}
@@ -253,7 +252,7 @@ func TestCancelAndNudgeSessionEndedAfterTheCancel(t *testing.T) {
 	key := firstAttempt(t, c, ws, 1)
 	setState(t, db, ws, "COMPLETED")
 	_, a := rerun(t, c, time.Minute, key)
-	wantRetry(t, a, ws, ledger.StateSuperseded, 1, 0)
+	wantRetry(t, a, ws, model.StateSuperseded, 1, 0)
 }
 
 // TestCancelAndNudgeNoAgent: kandev has no agent process behind the
@@ -272,7 +271,7 @@ func TestCancelAndNudgeNoAgent(t *testing.T) {
 		t.Fatalf("outcomes %v, want the action failed", res.Counts)
 	}
 	_, a := rerun(t, c, time.Hour, key)
-	wantRetry(t, a, ws, ledger.StateFailed, 1, 0)
+	wantRetry(t, a, ws, model.StateFailed, 1, 0)
 	if !strings.Contains(a.Error, "no agent process for session s1") || !strings.Contains(a.Error, "resume or stop the session in kandev") ||
 		!strings.Contains(a.Error, "no execution for session") {
 		t.Errorf("error %q does not say what happened and what to do", a.Error)
@@ -290,13 +289,13 @@ func TestCancelAndNudgeRefusedNudge(t *testing.T) {
 		then  func(t *testing.T, db *kandevtest.SQLite) // what happens in kandev before it answers
 		state string
 	}{
-		{"a new turn started", newTurn, ledger.StateSuperseded},
+		{"a new turn started", newTurn, model.StateSuperseded},
 		{"the session ended", func(t *testing.T, db *kandevtest.SQLite) {
 			if _, err := db.DB().Exec(`UPDATE task_sessions SET state = 'COMPLETED' WHERE id = 's1'`); err != nil {
 				t.Error(err)
 			}
-		}, ledger.StateSuperseded},
-		{"nothing changed", func(*testing.T, *kandevtest.SQLite) {}, ledger.StateFailed},
+		}, model.StateSuperseded},
+		{"nothing changed", func(*testing.T, *kandevtest.SQLite) {}, model.StateFailed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, ws, db := cancelAndNudgeCycle(t, 0)
@@ -361,5 +360,5 @@ func TestCancelAndNudgeCancelEscalated(t *testing.T) {
 	if len(res.Plan.Resolve) != 1 {
 		t.Fatalf("the episode should resolve once the turn ended: plan %+v", res.Plan)
 	}
-	wantRetry(t, a, ws, ledger.StateDelivered, 0, 1)
+	wantRetry(t, a, ws, model.StateDelivered, 0, 1)
 }

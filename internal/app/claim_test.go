@@ -8,9 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
-	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/slacktest"
 )
 
@@ -40,7 +39,7 @@ func TestSlackAttemptEndsWithinItsClaim(t *testing.T) {
 	cutAtClaimsEnd(t, c, key)
 	srv.SetFault(nil)
 	_, a := rerun(t, c, 10*time.Minute, key)
-	if a.State != ledger.StateDelivered || len(srv.Messages()) != 1 || srv.Calls("chat.postMessage") != 1 {
+	if a.State != model.StateDelivered || len(srv.Messages()) != 1 || srv.Calls("chat.postMessage") != 1 {
 		t.Fatalf("retry: action %s (%s), %d messages, %d posts: want delivered from evidence, one post",
 			a.State, a.Error, len(srv.Messages()), srv.Calls("chat.postMessage"))
 	}
@@ -72,7 +71,7 @@ func cutAtClaimsEnd(t *testing.T, c *Cycle, key string) {
 		t.Fatal(err)
 	}
 	want := fmt.Sprintf("(state.claim_ttl %s)", c.Config.State.ClaimTTL)
-	if a.State != ledger.StatePending || !a.Uncertain || !strings.Contains(a.Error, want) {
+	if a.State != model.StatePending || !a.Uncertain || !strings.Contains(a.Error, want) {
 		t.Fatalf("action %s uncertain=%v (%s): want pending, uncertain, naming %s", a.State, a.Uncertain, a.Error, want)
 	}
 	t.Logf("retry: %s", a.Error)
@@ -91,7 +90,7 @@ func TestNudgeEndsWithinItsClaim(t *testing.T) {
 	s.Turn("turn-1", 40*time.Minute, 26*time.Minute, "").Agent("message", 27*time.Minute)
 	c, _, _ := testCycle(t, b.DS, nil)
 	ws := kandevAPI(t, c, map[string]string{"s1": "WAITING_FOR_INPUT"})
-	c.Config.Policy["interrupted_session"].Steps = []config.Step{{Action: config.ActionNudge}}
+	c.Config.Policy["interrupted_session"].Steps = []model.Step{{Action: model.ActionNudge}}
 	c.Config.State.ClaimTTL = 2 * time.Second
 	var slow atomic.Bool
 	slow.Store(true)
@@ -111,7 +110,7 @@ func TestNudgeEndsWithinItsClaim(t *testing.T) {
 	cutAtClaimsEnd(t, c, key)
 	slow.Store(false)
 	_, a := rerun(t, c, 10*time.Minute, key)
-	if a.State != ledger.StateDelivered || len(ws.Messages()) != 1 || ws.Duplicates() != 1 {
+	if a.State != model.StateDelivered || len(ws.Messages()) != 1 || ws.Duplicates() != 1 {
 		t.Fatalf("retry: action %s (%s), %d kandev messages, %d deduplicated: want delivered, one message, one replay deduplicated",
 			a.State, a.Error, len(ws.Messages()), ws.Duplicates())
 	}
@@ -147,7 +146,7 @@ func TestSlackUpdateEndsWithinItsClaim(t *testing.T) {
 	}
 	key := ""
 	for _, a := range res.Plan.Actions {
-		if a.Kind == ledger.KindSlackUpdate {
+		if a.Kind == model.ActionSlackUpdate {
 			key = a.Key
 		}
 	}
@@ -155,7 +154,7 @@ func TestSlackUpdateEndsWithinItsClaim(t *testing.T) {
 	srv.SetFault(nil)
 	_, a := rerun(t, c, 10*time.Minute, key)
 	msgs := srv.Messages()
-	if a.State != ledger.StateDelivered || len(msgs) != 1 || srv.Calls("chat.postMessage") != 1 || msgs[0].Edits != 2 {
+	if a.State != model.StateDelivered || len(msgs) != 1 || srv.Calls("chat.postMessage") != 1 || msgs[0].Edits != 2 {
 		t.Fatalf("retry: action %s (%s), messages %+v: want delivered, the one message edited twice", a.State, a.Error, msgs)
 	}
 }

@@ -10,8 +10,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/watchdogd/watchdogd/internal/config"
-	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/metrics"
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/notify"
 	"github.com/watchdogd/watchdogd/internal/policy"
 	"github.com/watchdogd/watchdogd/internal/scan"
@@ -19,8 +20,8 @@ import (
 
 // The cycle's edges, declared where they are consumed.
 type snapshotter interface {
-	Snapshot(ctx context.Context) (*kandev.Snapshot, error)
-	TaskSnapshot(ctx context.Context, taskID string) (*kandev.Snapshot, error)
+	Snapshot(ctx context.Context) (*model.Snapshot, error)
+	TaskSnapshot(ctx context.Context, taskID string) (*model.Snapshot, error)
 }
 
 type poster interface {
@@ -47,7 +48,7 @@ type Cycle struct {
 	Finder  finder // nil when deliveries cannot be looked up (console)
 	Kandev  nudger
 	Log     *zap.Logger
-	Metrics *Metrics
+	Metrics *metrics.Metrics
 	Now     func() time.Time
 	// Holder names this process in claims.
 	Holder string
@@ -73,9 +74,9 @@ type Cycle struct {
 // Result is what one cycle did.
 type Result struct {
 	Report  scan.Report
-	Plan    ledger.Plan
-	Applied ledger.Applied
-	Counts  map[string]int // outcome → count
+	Plan    model.Plan
+	Applied model.Applied
+	Counts  map[model.Result]int
 }
 
 // Run runs one cycle.
@@ -85,14 +86,14 @@ func (c *Cycle) Run(ctx context.Context) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Report: rep, Counts: map[string]int{}}
+	res := Result{Report: rep, Counts: map[model.Result]int{}}
 	silences, err := c.silences(ctx, now)
 	if err != nil {
 		return res, err
 	}
 	in := c.policyInput(rep, snap, now)
-	want := func(st ledger.State) []string { return policy.Wanted(st, in) }
-	res.Plan, res.Applied, err = c.Store.DecideFor(ctx, want, func(st ledger.State) (ledger.Plan, error) {
+	want := func(st model.Ledger) []string { return policy.Wanted(st, in) }
+	res.Plan, res.Applied, err = c.Store.DecideFor(ctx, want, func(st model.Ledger) (model.Plan, error) {
 		c.observeUntold(st)
 		p := policy.Decide(st, in)
 		render(&p, st, rep, c.Config, now)
@@ -121,18 +122,18 @@ func (c *Cycle) logSummary(res Result, took time.Duration) {
 	if len(res.Plan.Open)+len(res.Plan.Resolve) > 0 {
 		level = zap.InfoLevel
 	}
-	for _, outcome := range []string{ledger.StateDelivered, ledger.StateFailed, "retried", ledger.StateSuperseded, "deferred"} {
-		n := res.Counts[outcome]
-		if n > 0 && outcome != "deferred" {
+	for _, r := range []model.Result{model.ResultDelivered, model.ResultFailed, model.ResultRetried, model.ResultSuperseded, model.ResultDeferred} {
+		n := res.Counts[r]
+		if n > 0 && r != model.ResultDeferred {
 			level = zap.InfoLevel
 		}
-		fields = append(fields, zap.Int(outcome, n))
+		fields = append(fields, zap.Int(string(r), n))
 	}
 	c.Log.Log(level, "cycle finished", append(fields, zap.Duration("took", took))...)
 }
 
 // scan takes the snapshot within database.scan_timeout and derives findings.
-func (c *Cycle) scan(ctx context.Context, now time.Time) (scan.Report, *kandev.Snapshot, error) {
+func (c *Cycle) scan(ctx context.Context, now time.Time) (scan.Report, *model.Snapshot, error) {
 	start := time.Now()
 	sctx, cancel := context.WithTimeout(ctx, c.Config.Database.ScanTimeout)
 	defer cancel()
@@ -145,7 +146,7 @@ func (c *Cycle) scan(ctx context.Context, now time.Time) (scan.Report, *kandev.S
 	c.Metrics.Scans.WithLabelValues("success").Inc()
 	c.Metrics.ScanDuration.Observe(time.Since(start).Seconds())
 	c.Metrics.LastSuccessfulScan.Set(float64(time.Now().Unix()))
-	c.Metrics.observeReport(rep, snap)
+	c.Metrics.ObserveReport(rep, snap)
 	c.logBadRows(snap)
 	if c.OnScan != nil {
 		c.OnScan(rep, time.Now())
@@ -153,18 +154,18 @@ func (c *Cycle) scan(ctx context.Context, now time.Time) (scan.Report, *kandev.S
 	return rep, snap, nil
 }
 
-func (c *Cycle) policyInput(rep scan.Report, snap *kandev.Snapshot, now time.Time) policy.Input {
+func (c *Cycle) policyInput(rep scan.Report, snap *model.Snapshot, now time.Time) policy.Input {
 	return policy.Input{Now: now, Findings: rep.Findings, Config: c.Config, Slack: c.Config.Slack != nil,
 		Reason: reasonFrom(snap), NewID: uuid.NewString}
 }
 
 // reasonFrom says, from the current snapshot, how an episode cleared.
-func reasonFrom(snap *kandev.Snapshot) func(ledger.Episode) string {
-	sessions := make(map[string]*kandev.Session, len(snap.Sessions))
+func reasonFrom(snap *model.Snapshot) func(model.Episode) string {
+	sessions := make(map[string]*model.Session, len(snap.Sessions))
 	for i := range snap.Sessions {
 		sessions[snap.Sessions[i].ID] = &snap.Sessions[i]
 	}
-	return func(e ledger.Episode) string {
+	return func(e model.Episode) string {
 		return scan.Cleared(sessions[e.SessionID], e.Kind, e.TurnID, e.PendingID)
 	}
 }
@@ -186,34 +187,34 @@ func activeSilences(ctx context.Context, cfg *config.Config, st *ledger.Store, n
 		return nil, err
 	}
 	for _, s := range runtime {
-		m := config.Match{WorkspaceID: s.WorkspaceID, TaskID: s.TaskID, SessionID: s.SessionID, Kind: s.Kind}
+		m := model.Match{WorkspaceID: s.WorkspaceID, TaskID: s.TaskID, SessionID: s.SessionID, Kind: s.Kind}
 		out = append(out, policy.Silence{ID: s.ID, Match: m, Until: s.Until, Comment: s.Comment})
 	}
 	return out, nil
 }
 
-func (c *Cycle) logPlan(p ledger.Plan, a ledger.Applied) {
+func (c *Cycle) logPlan(p model.Plan, a model.Applied) {
 	for _, e := range p.Open {
-		c.Log.Info("episode opened", zap.String("episode", e.ID), zap.String("kind", e.Kind), zap.String("session_id", e.SessionID),
+		c.Log.Info("episode opened", zap.String("episode", e.ID), zap.String("kind", string(e.Kind)), zap.String("session_id", e.SessionID),
 			zap.String("turn_id", e.TurnID), zap.String("key", e.Identity))
 	}
 	for _, r := range p.Resolve {
 		c.Log.Info("episode resolved", zap.String("episode", r.ID), zap.String("reason", r.Reason))
 	}
 	for _, cf := range a.Conflicts {
-		c.Metrics.Actions.WithLabelValues(actionOf(p, cf.Key), "conflict").Inc()
+		c.Metrics.Action(actionOf(p, cf.Key), model.ResultConflict)
 		c.Log.Warn("decision conflicts with the stored action; the stored one stays authoritative (was the config changed?)",
 			zap.String("key", cf.Key), zap.String("stored_digest", cf.Stored), zap.String("new_digest", cf.Want))
 	}
 }
 
-func actionOf(p ledger.Plan, key string) string {
+func actionOf(p model.Plan, key string) model.ActionKind {
 	for _, a := range p.Actions {
 		if a.Key == key {
 			return a.Kind
 		}
 	}
-	return ledger.KindSlack
+	return model.ActionSlack
 }
 
 // prune deletes episodes resolved longer ago than state.retention, at most
@@ -235,25 +236,20 @@ func (c *Cycle) prune(ctx context.Context, now time.Time) {
 
 // observeUntold sets the untold gauge from a state of the ledger, as the
 // last cycle left it.
-func (c *Cycle) observeUntold(st ledger.State) {
-	untold := policy.Untold(st)
-	for _, k := range scan.Kinds {
-		c.Metrics.EpisodesUntold.WithLabelValues(k).Set(float64(untold[k]))
-	}
+func (c *Cycle) observeUntold(st model.Ledger) {
+	metrics.EpisodesByKind(c.Metrics.EpisodesUntold, policy.Untold(st))
 }
 
 // observeOpen sets the open-episodes gauge from counts by kind.
-func (c *Cycle) observeOpen(counts map[string]int) {
-	for _, k := range scan.Kinds {
-		c.Metrics.EpisodesOpen.WithLabelValues(k).Set(float64(counts[k]))
-	}
+func (c *Cycle) observeOpen(counts map[model.Kind]int) {
+	metrics.EpisodesByKind(c.Metrics.EpisodesOpen, counts)
 }
 
 // observeStandby sets the ledger's gauges on a replica that does not
 // decide, from a read of the ledger, so that no value it set while it led
 // lingers in a max over the replicas.
-func (c *Cycle) observeStandby(st ledger.State) {
-	open := map[string]int{}
+func (c *Cycle) observeStandby(st model.Ledger) {
+	open := map[model.Kind]int{}
 	for _, e := range st.Open {
 		open[e.Kind]++
 	}

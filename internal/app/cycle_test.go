@@ -17,6 +17,8 @@ import (
 	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
 	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/metrics"
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/notify"
 	"github.com/watchdogd/watchdogd/internal/policy"
 	"github.com/watchdogd/watchdogd/internal/slacktest"
@@ -30,19 +32,19 @@ type beforeFence struct {
 	hook func()
 }
 
-func (b beforeFence) TaskSnapshot(ctx context.Context, taskID string) (*kandev.Snapshot, error) {
+func (b beforeFence) TaskSnapshot(ctx context.Context, taskID string) (*model.Snapshot, error) {
 	if b.hook != nil {
 		b.hook()
 	}
 	return b.Reader.TaskSnapshot(ctx, taskID)
 }
 
-func testCycle(t *testing.T, ds kandevtest.Dataset, hook func(db *kandevtest.SQLite)) (*Cycle, *slacktest.Server, *Metrics) {
+func testCycle(t *testing.T, ds kandevtest.Dataset, hook func(db *kandevtest.SQLite)) (*Cycle, *slacktest.Server, *metrics.Metrics) {
 	c, srv, m, _ := testCycleDB(t, ds, hook)
 	return c, srv, m
 }
 
-func testCycleDB(t testing.TB, ds kandevtest.Dataset, hook func(db *kandevtest.SQLite)) (*Cycle, *slacktest.Server, *Metrics, *kandevtest.SQLite) {
+func testCycleDB(t testing.TB, ds kandevtest.Dataset, hook func(db *kandevtest.SQLite)) (*Cycle, *slacktest.Server, *metrics.Metrics, *kandevtest.SQLite) {
 	t.Helper()
 	dir := t.TempDir()
 	db, err := kandevtest.CreateSQLite(filepath.Join(dir, "kandev.db"), kandevtest.Options{})
@@ -63,7 +65,7 @@ func testCycleDB(t testing.TB, ds kandevtest.Dataset, hook func(db *kandevtest.S
 
 // cycleOn is a cycle over kandev at kandevURL and the ledger at ledgerURL,
 // posting to a Slack test server; hook runs before each fence.
-func cycleOn(t testing.TB, kandevURL, ledgerURL string, hook func()) (*Cycle, *slacktest.Server, *Metrics) {
+func cycleOn(t testing.TB, kandevURL, ledgerURL string, hook func()) (*Cycle, *slacktest.Server, *metrics.Metrics) {
 	t.Helper()
 	r, err := kandev.Open(context.Background(), kandevURL, kandev.Options{})
 	if err != nil {
@@ -81,7 +83,7 @@ func cycleOn(t testing.TB, kandevURL, ledgerURL string, hook func()) (*Cycle, *s
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := NewMetrics(prometheus.NewRegistry(), "test")
+	m := metrics.New(prometheus.NewRegistry(), "test")
 	s := notify.NewSlack("xoxb-t", srv.APIURL(), 5*time.Second)
 	c := &Cycle{Config: cfg, Reader: beforeFence{Reader: r, hook: hook}, Store: store, Slack: s, Finder: s,
 		Kandev: notify.NewConsole(io.Discard), Log: zap.NewNop(), Metrics: m, Now: time.Now, Holder: "test"}
@@ -131,7 +133,7 @@ func TestTurnMovedOnBeforeDelivery(t *testing.T) {
 		t.Fatalf("outcomes %v", res.Counts)
 	}
 	a, _ := c.Store.Action(context.Background(), res.Plan.Actions[0].Key)
-	if a.State != ledger.StateSuperseded {
+	if a.State != model.StateSuperseded {
 		t.Fatalf("action %s", a.State)
 	}
 }
@@ -172,9 +174,9 @@ func TestQuietHoursDeferResolves(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now().UTC()
-	start := config.ClockTime{Set: true, Minutes: now.Hour()*60 + now.Minute()}
-	end := config.ClockTime{Set: true, Minutes: (start.Minutes + 3) % 1440}
-	c.Config.QuietHours = &config.QuietHours{Timezone: "UTC", Start: start, End: end}
+	start := model.ClockTime{Set: true, Minutes: now.Hour()*60 + now.Minute()}
+	end := model.ClockTime{Set: true, Minutes: (start.Minutes + 3) % 1440}
+	c.Config.QuietHours = &model.QuietHours{Timezone: "UTC", Start: start, End: end}
 	// The stall clears while quiet: the episode resolves, its edit waits.
 	if _, err := db.DB().Exec(`UPDATE task_session_turns SET completed_at = ? WHERE id = 'turn-1'`, kandevtest.TS(time.Now())); err != nil {
 		t.Fatal(err)
@@ -222,7 +224,7 @@ func TestDeletedFirstMessage(t *testing.T) {
 	if len(res.Plan.Resolve) != 1 || res.Counts["superseded"] != 1 || res.Counts["failed"] != 0 {
 		t.Fatalf("resolve %v outcomes %v", res.Plan.Resolve, res.Counts)
 	}
-	if got := testutil.ToFloat64(m.Actions.WithLabelValues(ledger.KindSlackUpdate, "failed")); got != 0 {
+	if got := testutil.ToFloat64(m.Actions.WithLabelValues(model.ActionSlackUpdate, "failed")); got != 0 {
 		t.Fatalf("failed resolves %v", got)
 	}
 	if n := srv.Calls("chat.update"); n != 1 || len(srv.Messages()) != 0 {
@@ -310,7 +312,7 @@ func TestUntoldGauge(t *testing.T) {
 		}
 	}
 	srv.SetFault(nil)
-	if _, _, err := c.Store.Decide(ctx, func(st ledger.State) (ledger.Plan, error) {
+	if _, _, err := c.Store.Decide(ctx, func(st model.Ledger) (model.Plan, error) {
 		p, _ := policy.RetryFailed(st, "", time.Now())
 		return p, nil
 	}); err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/watchdogd/watchdogd/internal/dburl"
 	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/metrics"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
 
@@ -35,7 +36,7 @@ type daemon struct {
 	log    *zap.Logger
 	level  zap.AtomicLevel
 	reg    *prometheus.Registry
-	m      *Metrics
+	m      *metrics.Metrics
 	holder string
 
 	// mu serialises cycles and reloads.
@@ -90,7 +91,7 @@ func runDaemon(ctx context.Context, opts Options) error {
 	defer func() { _ = log.Sync() }()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	d := &daemon{opts: opts, log: log, level: level, reg: reg, m: NewMetrics(reg, opts.Version), holder: holder(),
+	d := &daemon{opts: opts, log: log, level: level, reg: reg, m: metrics.New(reg, opts.Version), holder: holder(),
 		reloads: make(chan chan error), stopping: make(chan struct{})}
 	d.m.ReloadSuccess.Set(1)
 	d.m.ReloadTimestamp.SetToCurrentTime()

@@ -10,7 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/watchdogd/watchdogd/internal/kandev"
-	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/notify"
 	"github.com/watchdogd/watchdogd/internal/policy"
 )
@@ -20,13 +20,13 @@ type deliveryRun struct {
 	silences []policy.Silence
 	sent     map[string]int
 	gates    map[string]time.Time
-	counts   map[string]int
+	counts   map[model.Result]int
 }
 
 // deliver claims and delivers every due action, oldest first. Each action is
 // saved before this runs; each is claimed by compare-and-set before it is
 // sent; each outcome is recorded, logged and counted.
-func (c *Cycle) deliver(ctx context.Context, silences []policy.Silence, counts map[string]int) {
+func (c *Cycle) deliver(ctx context.Context, silences []policy.Silence, counts map[model.Result]int) {
 	now := c.Now()
 	due, err := c.Store.DueActions(ctx, now, c.Config.State.ClaimTTL)
 	if err != nil {
@@ -46,14 +46,14 @@ func (c *Cycle) deliver(ctx context.Context, silences []policy.Silence, counts m
 	}
 }
 
-func (c *Cycle) count(run *deliveryRun, a ledger.Action, result string) {
+func (c *Cycle) count(run *deliveryRun, a model.Action, result model.Result) {
 	run.counts[result]++
-	c.Metrics.Actions.WithLabelValues(a.Kind, result).Inc()
+	c.Metrics.Action(a.Kind, result)
 }
 
 // held says whether a Slack action waits this cycle (silence, quiet hours,
 // a 429 gate, the per-cycle budget), without claiming it.
-func (c *Cycle) held(ctx context.Context, run *deliveryRun, d ledger.Due) (bool, string) {
+func (c *Cycle) held(ctx context.Context, run *deliveryRun, d model.Due) (bool, string) {
 	if !d.IsSlack() || c.Slack == nil {
 		return false, ""
 	}
@@ -78,11 +78,11 @@ func (c *Cycle) held(ctx context.Context, run *deliveryRun, d ledger.Due) (bool,
 	return false, ""
 }
 
-func (c *Cycle) deliverOne(ctx context.Context, run *deliveryRun, d ledger.Due) {
-	log := c.Log.With(zap.String("key", d.Key), zap.String("action", d.Kind), zap.String("kind", d.Episode.Kind),
+func (c *Cycle) deliverOne(ctx context.Context, run *deliveryRun, d model.Due) {
+	log := c.Log.With(zap.String("key", d.Key), zap.String("action", string(d.Kind)), zap.String("kind", string(d.Episode.Kind)),
 		zap.String("session_id", d.Episode.SessionID), zap.String("turn_id", d.Episode.TurnID))
 	if held, why := c.held(ctx, run, d); held {
-		c.count(run, d.Action, "deferred")
+		c.count(run, d.Action, model.ResultDeferred)
 		log.Debug("action deferred", zap.String("why", why))
 		return
 	}
@@ -98,33 +98,33 @@ func (c *Cycle) deliverOne(ctx context.Context, run *deliveryRun, d ledger.Due) 
 	}
 	start := time.Now()
 	out := c.attemptWithinClaim(ctx, claimed, run, claim, d.Episode, log)
-	if out.State == ledger.StateDelivered {
-		c.Metrics.ActionDelivery.WithLabelValues(d.Kind).Observe(time.Since(start).Seconds())
+	if out.State == model.StateDelivered {
+		c.Metrics.Delivered(d.Kind, time.Since(start))
 	}
 	if err := c.Store.Settle(context.WithoutCancel(ctx), d.Key, token, out, c.Now()); err != nil {
 		// The outcome is lost, not the action: the claim goes stale and the
 		// next holder settles it from evidence.
-		log.Error("record action outcome", zap.String("outcome", out.State), zap.Error(err))
+		log.Error("record action outcome", zap.String("outcome", string(out.State)), zap.Error(err))
 		return
 	}
-	result := out.State
-	if result == ledger.StatePending {
-		result = "retried"
+	result := model.Result(out.State) // delivered, failed, superseded
+	if out.State == model.StatePending {
+		result = model.ResultRetried
 		if out.Refund { // released untried: it waits, as a held action does
-			result = "deferred"
+			result = model.ResultDeferred
 		}
 	}
 	c.count(run, d.Action, result)
 	switch out.State {
-	case ledger.StateDelivered:
+	case model.StateDelivered:
 		if out.ResultTS == "" { // not Slack: no message to point at
 			log.Info("action delivered")
 		} else {
 			log.Info("action delivered", zap.String("channel", out.ResultChannel), zap.String("slack_ts", out.ResultTS))
 		}
-	case ledger.StateFailed:
+	case model.StateFailed:
 		log.Error("action failed", zap.String("err", out.Error))
-	case ledger.StateSuperseded:
+	case model.StateSuperseded:
 		log.Info("action superseded", zap.String("why", out.Error))
 	default:
 		if out.Refund {
@@ -147,59 +147,59 @@ var errClaimEnds = fmt.Errorf("the attempt reached the end of its claim (%w)", c
 // acting when a takeover begins, and both would act. Cut short, it is
 // retried as an attempt that may have landed: the next one looks for
 // evidence first.
-func (c *Cycle) attemptWithinClaim(ctx context.Context, claimed time.Time, run *deliveryRun, cl ledger.Claim, e ledger.Episode, log *zap.Logger) ledger.Outcome {
+func (c *Cycle) attemptWithinClaim(ctx context.Context, claimed time.Time, run *deliveryRun, cl model.Claim, e model.Episode, log *zap.Logger) model.Outcome {
 	ttl := c.Config.State.ClaimTTL
 	actx, cancel := context.WithDeadlineCause(ctx, claimed.Add(ttl-min(time.Second, ttl/10)), errClaimEnds)
 	defer cancel()
 	out := c.attempt(actx, run, cl, e, log)
-	if errors.Is(context.Cause(actx), errClaimEnds) && out.State == ledger.StatePending {
+	if errors.Is(context.Cause(actx), errClaimEnds) && out.State == model.StatePending {
 		out.Error = fmt.Sprintf("stopped before another process may take its claim over (state.claim_ttl %s): %s", ttl, out.Error)
 	}
 	return out
 }
 
 // attempt runs one claimed action and says how it ended.
-func (c *Cycle) attempt(ctx context.Context, run *deliveryRun, cl ledger.Claim, e ledger.Episode, log *zap.Logger) ledger.Outcome {
+func (c *Cycle) attempt(ctx context.Context, run *deliveryRun, cl model.Claim, e model.Episode, log *zap.Logger) model.Outcome {
 	a := cl.Action
 	now := c.Now()
-	wait := func(d time.Duration, why string) ledger.Outcome { return released(a, now.Add(d), why) }
-	var parent ledger.Action
+	wait := func(d time.Duration, why string) model.Outcome { return released(a, now.Add(d), why) }
+	var parent model.Action
 	if a.ParentKey != "" {
 		p, err := c.Store.Action(ctx, a.ParentKey)
 		if err != nil {
 			return wait(5*time.Second, err.Error())
 		}
 		switch p.State {
-		case ledger.StateDelivered:
+		case model.StateDelivered:
 			parent = p
-		case ledger.StatePending, ledger.StateClaimed:
+		case model.StatePending, model.StateClaimed:
 			return wait(5*time.Second, "waiting for the first message")
 		default:
-			if a.Kind == ledger.KindSlackUpdate {
-				return ledger.Outcome{State: ledger.StateSuperseded, Error: "the first message was never sent"}
+			if a.Kind == model.ActionSlackUpdate {
+				return model.Outcome{State: model.StateSuperseded, Error: "the first message was never sent"}
 			}
 			// The thread's first message never went out: post top-level.
 		}
 	}
 	// Settle from evidence first when an earlier attempt may have landed.
-	if a.Kind == ledger.KindSlack && (cl.Takeover || a.Uncertain) && c.Finder != nil {
+	if a.Kind == model.ActionSlack && (cl.Takeover || a.Uncertain) && c.Finder != nil {
 		ts, found, err := c.Finder.Find(ctx, a.Channel, parent.ResultTS, a.Key, a.CreatedAt)
 		if err != nil {
 			return c.failed(now, a, err, log)
 		}
 		if found {
 			log.Info("found an earlier attempt in Slack; settled from evidence", zap.String("slack_ts", ts))
-			return ledger.Outcome{State: ledger.StateDelivered, ResultChannel: a.Channel, ResultTS: ts}
+			return model.Outcome{State: model.StateDelivered, ResultChannel: a.Channel, ResultTS: ts}
 		}
 	}
 	// A cancel_and_nudge whose cancel may have gone through (an earlier
 	// attempt sent it, or a crashed holder may have) cleared the finding
 	// itself, yet its nudge is still owed: cancelAndNudge fences it on the
 	// session's turn instead.
-	cancelMayHaveLanded := a.Kind == ledger.KindCancelAndNudge && a.Uncertain
-	if a.Kind != ledger.KindSlackUpdate && !cancelMayHaveLanded {
+	cancelMayHaveLanded := a.Kind == model.ActionCancelAndNudge && a.Uncertain
+	if a.Kind != model.ActionSlackUpdate && !cancelMayHaveLanded {
 		if !e.ResolvedAt.IsZero() {
-			return ledger.Outcome{State: ledger.StateSuperseded, Error: "the episode resolved before delivery"}
+			return model.Outcome{State: model.StateSuperseded, Error: "the episode resolved before delivery"}
 		}
 		holds, err := c.fence(ctx, e)
 		if err != nil {
@@ -208,37 +208,37 @@ func (c *Cycle) attempt(ctx context.Context, run *deliveryRun, cl ledger.Claim, 
 			return out
 		}
 		if !holds {
-			return ledger.Outcome{State: ledger.StateSuperseded, Error: "the finding no longer holds (turn moved on or question answered)"}
+			return model.Outcome{State: model.StateSuperseded, Error: "the finding no longer holds (turn moved on or question answered)"}
 		}
 	}
 	return c.send(ctx, run, a, e, parent, log)
 }
 
 // send performs the side effect.
-func (c *Cycle) send(ctx context.Context, run *deliveryRun, a ledger.Action, e ledger.Episode, parent ledger.Action, log *zap.Logger) ledger.Outcome {
+func (c *Cycle) send(ctx context.Context, run *deliveryRun, a model.Action, e model.Episode, parent model.Action, log *zap.Logger) model.Outcome {
 	now := c.Now()
 	var err error
 	switch a.Kind {
-	case ledger.KindSlack, ledger.KindSlackUpdate:
+	case model.ActionSlack, model.ActionSlackUpdate:
 		m, out := c.slackMessage(a, e)
 		if out != nil {
 			return *out
 		}
-		if a.Kind == ledger.KindSlack && now.Sub(a.CreatedAt) >= notify.LateAfter {
+		if a.Kind == model.ActionSlack && now.Sub(a.CreatedAt) >= notify.LateAfter {
 			m = notify.SentLate(m, a.CreatedAt)
 		}
 		run.sent[a.Channel]++
 		if out, err = c.sendSlack(ctx, a, parent, m, log); out != nil {
 			return *out
 		}
-	case ledger.KindNudge:
+	case model.ActionNudge:
 		err = c.Kandev.AddMessage(ctx, e.TaskID, e.SessionID, decodeText(a.Body), kandev.ClientMessageID(a.Key))
-	case ledger.KindCancelAndNudge:
+	case model.ActionCancelAndNudge:
 		var cancelled bool
 		cancelled, err = c.cancelAndNudge(ctx, a, e)
 		switch {
 		case errors.Is(err, errNudgeNotOwed), errors.Is(err, errSessionEnded):
-			return ledger.Outcome{State: ledger.StateSuperseded, Error: err.Error()}
+			return model.Outcome{State: model.StateSuperseded, Error: err.Error()}
 		case errors.Is(err, errTurnRunsOn): // a wait, not a failure: nothing was tried
 			return released(a, now.Add(time.Minute), err.Error()) // a.Uncertain: the nudge stays owed
 		}
@@ -254,7 +254,7 @@ func (c *Cycle) send(ctx context.Context, run *deliveryRun, a ledger.Action, e l
 		}
 	}
 	if err == nil {
-		return ledger.Outcome{State: ledger.StateDelivered}
+		return model.Outcome{State: model.StateDelivered}
 	}
 	v := notify.Classify(err)
 	if v.RateLimited && a.IsSlack() {
@@ -270,45 +270,45 @@ func (c *Cycle) send(ctx context.Context, run *deliveryRun, a ledger.Action, e l
 
 // slackMessage is a Slack action's frozen message, or the outcome of an
 // action that cannot be sent as decided.
-func (c *Cycle) slackMessage(a ledger.Action, e ledger.Episode) (notify.Message, *ledger.Outcome) {
+func (c *Cycle) slackMessage(a model.Action, e model.Episode) (notify.Message, *model.Outcome) {
 	if c.Slack == nil {
-		return notify.Message{}, &ledger.Outcome{State: ledger.StateFailed, Error: "Slack is not configured any more"}
+		return notify.Message{}, &model.Outcome{State: model.StateFailed, Error: "Slack is not configured any more"}
 	}
 	if a.Channel == "" {
-		return notify.Message{}, &ledger.Outcome{State: ledger.StateFailed, Error: "no Slack route matches workspace " + e.WorkspaceID + " and slack.default_channel is empty"}
+		return notify.Message{}, &model.Outcome{State: model.StateFailed, Error: "no Slack route matches workspace " + e.WorkspaceID + " and slack.default_channel is empty"}
 	}
 	m, err := notify.DecodeMessage(a.Body)
 	if err != nil {
-		return m, &ledger.Outcome{State: ledger.StateFailed, Error: err.Error()}
+		return m, &model.Outcome{State: model.StateFailed, Error: err.Error()}
 	}
 	return m, nil
 }
 
 // sendSlack posts a step or edits the first message for a resolve. It
 // returns the outcome when it is decided, else the error for send's rules.
-func (c *Cycle) sendSlack(ctx context.Context, a ledger.Action, parent ledger.Action, m notify.Message, log *zap.Logger) (*ledger.Outcome, error) {
-	if a.Kind == ledger.KindSlack {
+func (c *Cycle) sendSlack(ctx context.Context, a model.Action, parent model.Action, m notify.Message, log *zap.Logger) (*model.Outcome, error) {
+	if a.Kind == model.ActionSlack {
 		ts, err := c.Slack.Post(ctx, a.Channel, parent.ResultTS, a.Key, m)
 		if err != nil {
 			return nil, err
 		}
-		return &ledger.Outcome{State: ledger.StateDelivered, ResultChannel: a.Channel, ResultTS: ts}, nil
+		return &model.Outcome{State: model.StateDelivered, ResultChannel: a.Channel, ResultTS: ts}, nil
 	}
 	err := c.Slack.Update(ctx, parent.ResultChannel, parent.ResultTS, m)
 	switch v := notify.Classify(err); {
 	case err == nil:
-		return &ledger.Outcome{State: ledger.StateDelivered, ResultChannel: parent.ResultChannel, ResultTS: parent.ResultTS}, nil
+		return &model.Outcome{State: model.StateDelivered, ResultChannel: parent.ResultChannel, ResultTS: parent.ResultTS}, nil
 	case v.Gone:
 		// Someone deleted the first message: there is nothing to mark
 		// cleared, and no one to page about it.
-		return &ledger.Outcome{State: ledger.StateSuperseded, Error: "the first message is no longer in Slack (deleted there); nothing to edit"}, nil
+		return &model.Outcome{State: model.StateSuperseded, Error: "the first message is no longer in Slack (deleted there); nothing to edit"}, nil
 	case v.Frozen:
 		ts, err := c.replyCleared(ctx, a, parent, m)
 		if err != nil {
 			return nil, err
 		}
 		log.Info("the first message may not be edited; said it cleared in its thread", zap.String("slack_error", v.Code), zap.String("slack_ts", ts))
-		return &ledger.Outcome{State: ledger.StateDelivered, ResultChannel: parent.ResultChannel, ResultTS: ts}, nil
+		return &model.Outcome{State: model.StateDelivered, ResultChannel: parent.ResultChannel, ResultTS: ts}, nil
 	}
 	return nil, err
 }
@@ -318,7 +318,7 @@ func (c *Cycle) sendSlack(ctx context.Context, a ledger.Action, parent ledger.Ac
 // another Slack app posted it (the bot token was replaced by another
 // app's). A reply an interrupted attempt may have left is looked for first,
 // so that the thread never says it twice.
-func (c *Cycle) replyCleared(ctx context.Context, a ledger.Action, parent ledger.Action, resolved notify.Message) (string, error) {
+func (c *Cycle) replyCleared(ctx context.Context, a model.Action, parent model.Action, resolved notify.Message) (string, error) {
 	if c.Finder != nil {
 		ts, found, err := c.Finder.Find(ctx, parent.ResultChannel, parent.ResultTS, a.Key, a.CreatedAt)
 		if err != nil || found {
@@ -331,16 +331,16 @@ func (c *Cycle) replyCleared(ctx context.Context, a ledger.Action, parent ledger
 // released gives a claimed action back untried: it is due again at next,
 // keeps whether an earlier attempt may have landed, and its attempt is
 // refunded (it waits, as a held action does).
-func released(a ledger.Action, next time.Time, why string) ledger.Outcome {
-	return ledger.Outcome{State: ledger.StatePending, NextAttempt: next, Error: why, Uncertain: a.Uncertain, Refund: true}
+func released(a model.Action, next time.Time, why string) model.Outcome {
+	return model.Outcome{State: model.StatePending, NextAttempt: next, Error: why, Uncertain: a.Uncertain, Refund: true}
 }
 
 // failed maps an error to a retry (with backoff, or Slack's Retry-After) or
 // a permanent failure.
-func (c *Cycle) failed(now time.Time, a ledger.Action, err error, log *zap.Logger) ledger.Outcome {
+func (c *Cycle) failed(now time.Time, a model.Action, err error, log *zap.Logger) model.Outcome {
 	v := notify.Classify(err)
 	if !v.Retry {
-		return ledger.Outcome{State: ledger.StateFailed, Error: OneLine(err)}
+		return model.Outcome{State: model.StateFailed, Error: OneLine(err)}
 	}
 	if v.NotSent { // the cycle's time ran out before the request: next cycle
 		return released(a, now, OneLine(err))
@@ -349,12 +349,12 @@ func (c *Cycle) failed(now time.Time, a ledger.Action, err error, log *zap.Logge
 	if v.RateLimited && v.After > 0 {
 		wait = v.After // Slack said exactly how long
 	}
-	return ledger.Outcome{State: ledger.StatePending, NextAttempt: now.Add(wait), Error: OneLine(err), Uncertain: v.Uncertain || a.Uncertain}
+	return model.Outcome{State: model.StatePending, NextAttempt: now.Add(wait), Error: OneLine(err), Uncertain: v.Uncertain || a.Uncertain}
 }
 
 // fence re-checks in kandev, right before sending, that the episode still
 // holds: the same finding identity on a fresh read of its task.
-func (c *Cycle) fence(ctx context.Context, e ledger.Episode) (bool, error) {
+func (c *Cycle) fence(ctx context.Context, e model.Episode) (bool, error) {
 	fctx, cancel := context.WithTimeout(ctx, c.Config.Database.ScanTimeout)
 	defer cancel()
 	snap, err := c.Reader.TaskSnapshot(fctx, e.TaskID)
@@ -365,7 +365,7 @@ func (c *Cycle) fence(ctx context.Context, e ledger.Episode) (bool, error) {
 }
 
 // holds says whether snap still shows episode e's finding.
-func (c *Cycle) holds(snap *kandev.Snapshot, e ledger.Episode) bool {
+func (c *Cycle) holds(snap *model.Snapshot, e model.Episode) bool {
 	for _, f := range findings(snap, c.Config, c.Now()).Findings {
 		if policy.Identity(f) == e.Identity {
 			return true

@@ -14,6 +14,7 @@ import (
 	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
 	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/metrics"
 	"github.com/watchdogd/watchdogd/internal/notify"
 )
 
@@ -57,7 +58,7 @@ func runDemo(ctx context.Context, opts Options) error {
 		return err
 	}
 	c := &Cycle{Config: cfg, Reader: reader, Store: store, Slack: con, Kandev: con, Log: log,
-		Metrics: NewMetrics(prometheus.NewRegistry(), opts.Version), Now: func() time.Time { return now }, Holder: "demo",
+		Metrics: metrics.New(prometheus.NewRegistry(), opts.Version), Now: func() time.Time { return now }, Holder: "demo",
 		LogActions: &sent} // log actions (multiple_open_turns) show with what is sent
 	res, err := c.Run(ctx)
 	if err != nil {

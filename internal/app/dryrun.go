@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/notify"
 	"github.com/watchdogd/watchdogd/internal/policy"
 	"github.com/watchdogd/watchdogd/internal/term"
@@ -20,7 +20,7 @@ func (c *Cycle) DryRun(ctx context.Context, w io.Writer) error {
 		return err
 	}
 	in := c.policyInput(rep, snap, now)
-	st, err := c.Store.PeekFor(ctx, func(st ledger.State) []string { return policy.Wanted(st, in) })
+	st, err := c.Store.PeekFor(ctx, func(st model.Ledger) []string { return policy.Wanted(st, in) })
 	if err != nil {
 		return err
 	}
@@ -36,7 +36,7 @@ func (c *Cycle) DryRun(ctx context.Context, w io.Writer) error {
 		fmt.Fprintf(w, "would resolve episode %s: %s\n", r.ID, term.Escape(r.Reason))
 	}
 	existing := map[string]bool{}
-	episodes := map[string]ledger.Episode{}
+	episodes := map[string]model.Episode{}
 	for _, e := range append(st.Open, p.Open...) {
 		episodes[e.ID] = e
 		for _, a := range e.Actions {
@@ -62,9 +62,9 @@ func (c *Cycle) DryRun(ctx context.Context, w io.Writer) error {
 }
 
 // printAction shows one decided action through the console notifier.
-func printAction(ctx context.Context, w io.Writer, con *notify.Console, a ledger.Action, e ledger.Episode) error {
+func printAction(ctx context.Context, w io.Writer, con *notify.Console, a model.Action, e model.Episode) error {
 	switch a.Kind {
-	case ledger.KindSlack, ledger.KindSlackUpdate:
+	case model.ActionSlack, model.ActionSlackUpdate:
 		m, err := notify.DecodeMessage(a.Body)
 		if err != nil {
 			return err
@@ -73,13 +73,13 @@ func printAction(ctx context.Context, w io.Writer, con *notify.Console, a ledger
 		if a.ParentKey != "" {
 			thread = "(thread of " + a.ParentKey[:8] + ")"
 		}
-		if a.Kind == ledger.KindSlackUpdate {
+		if a.Kind == model.ActionSlackUpdate {
 			return con.Update(ctx, a.Channel, thread, m)
 		}
 		_, err = con.Post(ctx, a.Channel, thread, a.Key, m)
 		return err
-	case ledger.KindNudge, ledger.KindCancelAndNudge:
-		if a.Kind == ledger.KindCancelAndNudge {
+	case model.ActionNudge, model.ActionCancelAndNudge:
+		if a.Kind == model.ActionCancelAndNudge {
 			_ = con.Cancel(ctx, e.SessionID)
 		}
 		return con.AddMessage(ctx, e.TaskID, e.SessionID, decodeText(a.Body), "")

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/watchdogd/watchdogd/internal/config"
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/notify"
 )
 
@@ -203,4 +204,4 @@ func (d *daemon) readyz(w http.ResponseWriter, r *http.Request) {
 }
 
 // kindWords is notify's wording, for the page.
-func kindWords(k string) string { return notify.KindWords(k) }
+func kindWords(k model.Kind) string { return notify.KindWords(k) }

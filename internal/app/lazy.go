@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/kandev"
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // reopenAfter bounds how long the daemon reads kandev on what it learnt of
@@ -67,7 +68,7 @@ func (l *lazyReader) failed(ctx context.Context, r *kandev.Reader) {
 }
 
 // Snapshot reads all active sessions.
-func (l *lazyReader) Snapshot(ctx context.Context) (*kandev.Snapshot, error) {
+func (l *lazyReader) Snapshot(ctx context.Context) (*model.Snapshot, error) {
 	r, err := l.get(ctx)
 	if err != nil {
 		return nil, err
@@ -80,7 +81,7 @@ func (l *lazyReader) Snapshot(ctx context.Context) (*kandev.Snapshot, error) {
 }
 
 // TaskSnapshot reads one task's active sessions.
-func (l *lazyReader) TaskSnapshot(ctx context.Context, taskID string) (*kandev.Snapshot, error) {
+func (l *lazyReader) TaskSnapshot(ctx context.Context, taskID string) (*model.Snapshot, error) {
 	r, err := l.get(ctx)
 	if err != nil {
 		return nil, err

@@ -1,9 +1,8 @@
 package app
 
 import (
+	"github.com/watchdogd/watchdogd/internal/model"
 	"go.uber.org/zap"
-
-	"github.com/watchdogd/watchdogd/internal/kandev"
 )
 
 // maxLoggedRows bounds the row ids on one log line: a kandev full of bad
@@ -13,7 +12,7 @@ const maxLoggedRows = 100
 // rowsSeen is a set of kandev rows already logged for one kind of fault.
 // Each such row is logged once while it stays at fault, not on every
 // cycle; a row that was fixed and breaks again is logged again.
-type rowsSeen map[kandev.RowRef]bool
+type rowsSeen map[model.RowRef]bool
 
 // badRowsSeen holds, for each kind of fault, the rows already logged; the
 // daemon hands it from cycle to cycle across reloads.
@@ -24,12 +23,12 @@ type badRowsSeen struct {
 // newRows returns the rows of this snapshot not logged before, and the set
 // to remember for the next cycle: exactly this snapshot's rows, so that
 // fixed rows are forgotten.
-func newRows(seen rowsSeen, rows []kandev.RowRef) ([]kandev.RowRef, rowsSeen) {
+func newRows(seen rowsSeen, rows []model.RowRef) ([]model.RowRef, rowsSeen) {
 	if len(rows) == 0 {
 		return nil, nil // the usual cycle: nothing to log or remember
 	}
 	next := make(rowsSeen, len(rows))
-	var fresh []kandev.RowRef
+	var fresh []model.RowRef
 	for _, r := range rows {
 		if next[r] {
 			continue
@@ -51,8 +50,8 @@ func newRows(seen rowsSeen, rows []kandev.RowRef) ([]kandev.RowRef, rowsSeen) {
 // cannot be made. Either way an operator
 // needs the ids to repair them. A row with no id to go by is named by what
 // it belongs to (RowRef.String).
-func (c *Cycle) logBadRows(snap *kandev.Snapshot) {
-	var fresh []kandev.RowRef
+func (c *Cycle) logBadRows(snap *model.Snapshot) {
+	var fresh []model.RowRef
 	fresh, c.badRows.malformed = newRows(c.badRows.malformed, snap.Malformed)
 	logRows(c.Log, fresh, len(c.badRows.malformed),
 		"kandev rows kandev itself cannot read: malformed metadata, read as no flags (kandev's own pending-action query fails on them), or a NULL id",
@@ -69,7 +68,7 @@ func (c *Cycle) logBadRows(snap *kandev.Snapshot) {
 // logRows logs one line for the rows newly at fault, if any: how many are
 // new, how many are at fault in all (each row once, though it may hold two
 // bad values), and the first maxLoggedRows of the new ones.
-func logRows(log *zap.Logger, fresh []kandev.RowRef, total int, msg string, more ...zap.Field) {
+func logRows(log *zap.Logger, fresh []model.RowRef, total int, msg string, more ...zap.Field) {
 	if len(fresh) == 0 {
 		return
 	}
@@ -77,7 +76,7 @@ func logRows(log *zap.Logger, fresh []kandev.RowRef, total int, msg string, more
 }
 
 // rowNames names the first maxLoggedRows rows.
-func rowNames(rows []kandev.RowRef) []string {
+func rowNames(rows []model.RowRef) []string {
 	names := make([]string, 0, min(len(rows), maxLoggedRows))
 	for _, r := range rows[:min(len(rows), maxLoggedRows)] {
 		names = append(names, r.String())

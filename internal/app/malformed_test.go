@@ -13,30 +13,30 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 func TestNewRows(t *testing.T) {
-	a := kandev.RowRef{Table: "task_session_turns", ID: "a"}
-	b := kandev.RowRef{Table: "task_session_messages", ID: "b"}
-	sameIDOtherTable := kandev.RowRef{Table: "task_session_messages", ID: "a"}
+	a := model.RowRef{Table: "task_session_turns", ID: "a"}
+	b := model.RowRef{Table: "task_session_messages", ID: "b"}
+	sameIDOtherTable := model.RowRef{Table: "task_session_messages", ID: "a"}
 	for _, tc := range []struct {
 		name      string
 		seen      rowsSeen
-		rows      []kandev.RowRef
-		wantFresh []kandev.RowRef
+		rows      []model.RowRef
+		wantFresh []model.RowRef
 	}{
 		// The first cycle logs every bad row.
-		{"first sight", nil, []kandev.RowRef{a, b}, []kandev.RowRef{a, b}},
+		{"first sight", nil, []model.RowRef{a, b}, []model.RowRef{a, b}},
 		// A row still bad on the next cycle is not logged again.
-		{"still bad", rowsSeen{a: true}, []kandev.RowRef{a, b}, []kandev.RowRef{b}},
+		{"still bad", rowsSeen{a: true}, []model.RowRef{a, b}, []model.RowRef{b}},
 		// Nothing new: nothing to log.
-		{"all seen", rowsSeen{a: true, b: true}, []kandev.RowRef{b, a}, nil},
+		{"all seen", rowsSeen{a: true, b: true}, []model.RowRef{b, a}, nil},
 		// A row read twice in one snapshot is one row.
-		{"duplicate in snapshot", nil, []kandev.RowRef{a, a}, []kandev.RowRef{a}},
+		{"duplicate in snapshot", nil, []model.RowRef{a, a}, []model.RowRef{a}},
 		// Rows are told apart by table as well as id.
-		{"same id, other table", rowsSeen{a: true}, []kandev.RowRef{a, sameIDOtherTable}, []kandev.RowRef{sameIDOtherTable}},
+		{"same id, other table", rowsSeen{a: true}, []model.RowRef{a, sameIDOtherTable}, []model.RowRef{sameIDOtherTable}},
 		// All rows repaired: nothing logged, and the set empties.
 		{"repaired", rowsSeen{a: true}, nil, nil},
 	} {
@@ -174,23 +174,23 @@ func TestUnparseableTimestampsLogged(t *testing.T) {
 // TestNoteBadRows: scan's note names each row once (a row can hold two
 // bad timestamps), and a long list by its first rows and a count.
 func TestNoteBadRows(t *testing.T) {
-	row := func(i int) kandev.RowRef { return kandev.RowRef{Table: "task_session_turns", ID: fmt.Sprint("t", i)} }
-	var many []kandev.RowRef
+	row := func(i int) model.RowRef { return model.RowRef{Table: "task_session_turns", ID: fmt.Sprint("t", i)} }
+	var many []model.RowRef
 	for i := range maxLoggedRows + 3 {
 		many = append(many, row(i))
 	}
 	for _, tc := range []struct {
 		name string
-		snap kandev.Snapshot
+		snap model.Snapshot
 		want string
 	}{
-		{"none", kandev.Snapshot{}, ""},
-		{"a row twice", kandev.Snapshot{Unparseable: []kandev.RowRef{row(1), row(1)}},
+		{"none", model.Snapshot{}, ""},
+		{"a row twice", model.Snapshot{Unparseable: []model.RowRef{row(1), row(1)}},
 			"note: 1 kandev row(s) with a timestamp in no shape kandev writes, read as missing: task_session_turns/t1\n"},
-		{"both kinds", kandev.Snapshot{Malformed: []kandev.RowRef{{Table: "task_sessions", Of: "NULL id, task k"}}, Unparseable: []kandev.RowRef{row(2)}},
+		{"both kinds", model.Snapshot{Malformed: []model.RowRef{{Table: "task_sessions", Of: "NULL id, task k"}}, Unparseable: []model.RowRef{row(2)}},
 			"note: 1 kandev row(s) kandev itself cannot read (malformed metadata, read as no flags; or a NULL id): task_sessions/(NULL id, task k)\n" +
 				"note: 1 kandev row(s) with a timestamp in no shape kandev writes, read as missing: task_session_turns/t2\n"},
-		{"more than a line holds", kandev.Snapshot{Malformed: many},
+		{"more than a line holds", model.Snapshot{Malformed: many},
 			fmt.Sprintf("note: %d kandev row(s) kandev itself cannot read (malformed metadata, read as no flags; or a NULL id): task_session_turns/t0, ", maxLoggedRows+3)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/kandevtime"
 	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/notify"
 	"github.com/watchdogd/watchdogd/internal/policy"
 	"github.com/watchdogd/watchdogd/internal/scan"
@@ -42,8 +43,8 @@ func openLedger(ctx context.Context, opts Options) (*config.Config, *ledger.Stor
 }
 
 // parseMatch reads --match key=value pairs.
-func parseMatch(pairs []string) (config.Match, error) {
-	var m config.Match
+func parseMatch(pairs []string) (model.Match, error) {
+	var m model.Match
 	for _, p := range pairs {
 		k, v, ok := strings.Cut(p, "=")
 		if !ok || v == "" {
@@ -57,19 +58,15 @@ func parseMatch(pairs []string) (config.Match, error) {
 		case "session_id":
 			m.SessionID = v
 		case "kind":
-			known := false
-			for _, kk := range scan.Kinds {
-				known = known || kk == v
+			if !model.Kind(v).Known() {
+				return m, usageError(fmt.Sprintf("--match kind=%s: unknown kind (known: %s)", v, model.KindNames()))
 			}
-			if !known {
-				return m, usageError(fmt.Sprintf("--match kind=%s: unknown kind (known: %s)", v, strings.Join(scan.Kinds, ", ")))
-			}
-			m.Kind = v
+			m.Kind = model.Kind(v)
 		default:
 			return m, usageError(fmt.Sprintf("--match %q: key must be workspace_id, task_id, session_id or kind", p))
 		}
 	}
-	if m == (config.Match{}) {
+	if m == (model.Match{}) {
 		return m, usageError("silence add needs at least one --match key=value")
 	}
 	return m, nil
@@ -146,7 +143,7 @@ func silenceArgs(opts Options) (ledger.Silence, error) {
 
 func matchText(s ledger.Silence) string {
 	var parts []string
-	for _, kv := range [][2]string{{"workspace_id", s.WorkspaceID}, {"task_id", s.TaskID}, {"session_id", s.SessionID}, {"kind", s.Kind}} {
+	for _, kv := range [][2]string{{"workspace_id", s.WorkspaceID}, {"task_id", s.TaskID}, {"session_id", s.SessionID}, {"kind", string(s.Kind)}} {
 		if kv[1] != "" {
 			parts = append(parts, kv[0]+"="+kv[1])
 		}
@@ -212,10 +209,10 @@ func listEpisodes(ctx context.Context, opts Options, st *ledger.Store, now time.
 // as a cycle's (so its Slack message is edited by the daemon's next
 // delivery), and tells the operator how to keep it from reopening.
 func resolveEpisode(ctx context.Context, opts Options, cfg *config.Config, st *ledger.Store, now time.Time) error {
-	var resolved *ledger.Episode
-	_, _, err := st.Decide(ctx, func(s ledger.State) (ledger.Plan, error) {
-		in := policy.Input{Now: now, Config: cfg, Slack: cfg.Slack != nil, Reason: func(ledger.Episode) string { return "resolved by hand" }}
-		var p ledger.Plan
+	var resolved *model.Episode
+	_, _, err := st.Decide(ctx, func(s model.Ledger) (model.Plan, error) {
+		in := policy.Input{Now: now, Config: cfg, Slack: cfg.Slack != nil, Reason: func(model.Episode) string { return "resolved by hand" }}
+		var p model.Plan
 		p, resolved = policy.ForceResolve(s, opts.ID, in)
 		render(&p, s, scan.Report{}, cfg, now)
 		return p, nil
@@ -241,14 +238,14 @@ func resolveEpisode(ctx context.Context, opts Options, cfg *config.Config, st *l
 // showEpisode prints one episode and every action decided for it, oldest
 // first: what was sent, where, when, and how it ended — the question an
 // operator asks of a page ("was this sent, and to whom?").
-func showEpisode(w io.Writer, e ledger.Episode, now time.Time) error {
+func showEpisode(w io.Writer, e model.Episode, now time.Time) error {
 	state := "open"
 	if !e.Open() {
 		state = fmt.Sprintf("resolved %s: %s", kandevtime.RFC3339(e.ResolvedAt), e.Resolution)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, kv := range [][2]string{
-		{"episode", e.ID}, {"kind", e.Kind}, {"task", fmt.Sprintf("%s (%s), workspace %s", e.TaskTitle, e.TaskID, e.WorkspaceID)},
+		{"episode", e.ID}, {"kind", string(e.Kind)}, {"task", fmt.Sprintf("%s (%s), workspace %s", e.TaskTitle, e.TaskID, e.WorkspaceID)},
 		{"session", e.SessionID}, {"turn", e.TurnID}, {"pending", e.PendingID},
 		{"since", fmt.Sprintf("%s (%s ago)", kandevtime.RFC3339(e.Since), scan.HumanAge(now.Sub(e.Since)))},
 		{"state", state},
@@ -287,7 +284,7 @@ func runNotifyTest(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	channel, _ := policy.Route(cfg.Slack, ledger.Episode{WorkspaceID: opts.Workspace})
+	channel, _ := policy.Route(cfg.Slack, model.Episode{WorkspaceID: opts.Workspace})
 	if channel == "" {
 		return fmt.Errorf("no Slack route for workspace %q and no slack.default_channel", opts.Workspace)
 	}

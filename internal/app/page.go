@@ -4,6 +4,7 @@ import (
 	"html/template"
 	"time"
 
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/notify"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
@@ -67,7 +68,7 @@ type pageData struct {
 }
 
 type kindCount struct {
-	Kind string
+	Kind model.Kind
 	N    int
 }
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // page renders v's status page.
@@ -56,14 +56,14 @@ func TestPageClock(t *testing.T) {
 
 // storm is n open episodes, the i-th opened 5000-i seconds before now,
 // five in twelve stalled turns and the rest interrupted sessions.
-func storm(n int, now time.Time) []ledger.Episode {
-	var eps []ledger.Episode
+func storm(n int, now time.Time) []model.Episode {
+	var eps []model.Episode
 	for i := range n {
 		kind := "interrupted_session"
 		if i%12 < 5 {
 			kind = "stalled_turn"
 		}
-		eps = append(eps, ledger.Episode{ID: fmt.Sprint(i), Kind: kind, TaskID: fmt.Sprintf("t%04d", i), Since: now.Add(time.Duration(i-5000) * time.Second)})
+		eps = append(eps, model.Episode{ID: fmt.Sprint(i), Kind: kind, TaskID: fmt.Sprintf("t%04d", i), Since: now.Add(time.Duration(i-5000) * time.Second)})
 	}
 	return eps
 }

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/config"
-	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/notify"
 	"github.com/watchdogd/watchdogd/internal/policy"
 	"github.com/watchdogd/watchdogd/internal/scan"
@@ -32,8 +32,8 @@ func decodeText(body string) string {
 
 // render freezes each decided action's content: what goes out is what was
 // decided, whenever it is delivered.
-func render(p *ledger.Plan, st ledger.State, rep scan.Report, cfg *config.Config, now time.Time) {
-	episodes := map[string]ledger.Episode{}
+func render(p *model.Plan, st model.Ledger, rep scan.Report, cfg *config.Config, now time.Time) {
+	episodes := map[string]model.Episode{}
 	for _, e := range st.Open {
 		episodes[e.ID] = e
 	}
@@ -56,10 +56,10 @@ func render(p *ledger.Plan, st ledger.State, rep scan.Report, cfg *config.Config
 			f = storedFinding(e)
 		}
 		switch a.Kind {
-		case ledger.KindSlack:
+		case model.ActionSlack:
 			a.Body = notify.Render(f, notify.RenderOptions{Mention: a.Mention, Reply: a.ParentKey != "",
 				KindChange: strings.HasPrefix(a.Seq, "kind/"), Now: now}).Encode()
-		case ledger.KindSlackUpdate:
+		case model.ActionSlackUpdate:
 			orig := notify.Render(f, notify.RenderOptions{Now: now})
 			for _, pa := range e.Actions {
 				if pa.Key == a.ParentKey {
@@ -69,7 +69,7 @@ func render(p *ledger.Plan, st ledger.State, rep scan.Report, cfg *config.Config
 				}
 			}
 			a.Body = notify.RenderResolved(orig, reasons[e.ID], now.Sub(e.Since)).Encode()
-		case ledger.KindNudge, ledger.KindCancelAndNudge:
+		case model.ActionNudge, model.ActionCancelAndNudge:
 			a.Body = encodeText(cfg.Policy[e.Kind].Text)
 		default:
 			a.Body = encodeText(logLine(f))
@@ -79,7 +79,7 @@ func render(p *ledger.Plan, st ledger.State, rep scan.Report, cfg *config.Config
 
 // storedFinding is the finding an episode last saw (it is no longer in the
 // report: the episode is resolving).
-func storedFinding(e ledger.Episode) scan.Finding {
+func storedFinding(e model.Episode) scan.Finding {
 	var f scan.Finding
 	if json.Unmarshal([]byte(e.Finding), &f) != nil || f.Kind == "" {
 		f = scan.Finding{Kind: e.Kind, SessionID: e.SessionID, TaskID: e.TaskID, TaskTitle: e.TaskTitle, WorkspaceID: e.WorkspaceID}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/policy"
 )
 
@@ -14,9 +15,9 @@ import (
 // told of announced now, not at their next step (an interrupted session
 // has no next step). A running daemon sends them at its next cycle.
 func retryEpisodes(ctx context.Context, opts Options, st *ledger.Store, now time.Time) error {
-	var plan ledger.Plan
+	var plan model.Plan
 	found := false
-	_, _, err := st.Decide(ctx, func(s ledger.State) (ledger.Plan, error) {
+	_, _, err := st.Decide(ctx, func(s model.Ledger) (model.Plan, error) {
 		plan, found = policy.RetryFailed(s, opts.ID, now)
 		return plan, nil
 	})

@@ -15,6 +15,7 @@ import (
 	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/metrics"
 	"github.com/watchdogd/watchdogd/internal/notify"
 )
 
@@ -34,7 +35,7 @@ func (d deps) Close() {
 }
 
 // newCycle connects everything a cycle needs.
-func newCycle(ctx context.Context, opts Options, cfg *config.Config, log *zap.Logger, m *Metrics) (*Cycle, deps, error) {
+func newCycle(ctx context.Context, opts Options, cfg *config.Config, log *zap.Logger, m *metrics.Metrics) (*Cycle, deps, error) {
 	var d deps
 	src, err := readSources(opts, cfg)
 	if err != nil {
@@ -133,7 +134,7 @@ func runOnce(ctx context.Context, opts Options) error {
 	if cfg.Slack == nil {
 		log.Warn("no slack: block in the config; Slack steps are written to the log instead")
 	}
-	c, d, err := newCycle(ctx, opts, cfg, log, NewMetrics(prometheus.NewRegistry(), opts.Version))
+	c, d, err := newCycle(ctx, opts, cfg, log, metrics.New(prometheus.NewRegistry(), opts.Version))
 	if err != nil {
 		return err
 	}

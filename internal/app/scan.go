@@ -10,6 +10,7 @@ import (
 
 	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/kandev"
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/scan"
 	"github.com/watchdogd/watchdogd/internal/term"
 )
@@ -56,7 +57,7 @@ func scanOptions(cfg *config.Config) scan.Options {
 // reading as missing every timestamp too far after now to be true (named
 // in snap.Future). Every reading of kandev goes through it — the cycle, the
 // fence before a delivery, scan — so that they agree.
-func findings(snap *kandev.Snapshot, cfg *config.Config, now time.Time) scan.Report {
+func findings(snap *model.Snapshot, cfg *config.Config, now time.Time) scan.Report {
 	snap.DropFuture(now.Add(cfg.Thresholds.FutureTolerance))
 	return scan.Findings(snap, scanOptions(cfg), now)
 }
@@ -88,9 +89,9 @@ func runScan(ctx context.Context, opts Options) error {
 // noteBadRows tells whoever runs scan by hand which rows were read only in
 // part, as the daemon logs them: a session whose turn has no start, say,
 // is missing from the table without one. Stderr keeps the JSON clean.
-func noteBadRows(w io.Writer, snap *kandev.Snapshot) {
+func noteBadRows(w io.Writer, snap *model.Snapshot) {
 	for _, l := range []struct {
-		rows []kandev.RowRef
+		rows []model.RowRef
 		what string
 	}{
 		{snap.Malformed, "kandev itself cannot read (malformed metadata, read as no flags; or a NULL id)"},
@@ -111,7 +112,7 @@ func noteBadRows(w io.Writer, snap *kandev.Snapshot) {
 
 // scanOnce opens kandev's database, takes one snapshot within
 // database.scan_timeout, and builds the report.
-func scanOnce(ctx context.Context, url string, cfg *config.Config, now time.Time) (scan.Report, *kandev.Snapshot, error) {
+func scanOnce(ctx context.Context, url string, cfg *config.Config, now time.Time) (scan.Report, *model.Snapshot, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.Database.ScanTimeout)
 	defer cancel()
 	r, err := kandev.Open(ctx, url, kandev.Options{BusyTimeout: cfg.Database.BusyTimeout})

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/watchdogd/watchdogd/internal/config"
+	"github.com/watchdogd/watchdogd/internal/metrics"
 )
 
 // TestRefreshRereadsSources: before each cycle the daemon reads the files
@@ -40,7 +41,7 @@ func TestRefreshRereadsSources(t *testing.T) {
 	env := map[string]string{}
 	core, logs := observer.New(zapcore.InfoLevel)
 	d := &daemon{opts: Options{Getenv: func(k string) string { return env[k] }}, log: zap.New(core),
-		m: NewMetrics(prometheus.NewRegistry(), "test"), holder: "test"}
+		m: metrics.New(prometheus.NewRegistry(), "test"), holder: "test"}
 	src, err := readSources(d.opts, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
-	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // TestCycleTimeoutLeavesTheRestWaiting: four posts due on one channel, paced
@@ -39,7 +39,7 @@ func TestCycleTimeoutLeavesTheRestWaiting(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.State == ledger.StatePending && (got.Attempts != 0 || got.Uncertain) {
+		if got.State == model.StatePending && (got.Attempts != 0 || got.Uncertain) {
 			t.Errorf("an action that never left: attempts %d, uncertain %v", got.Attempts, got.Uncertain)
 		}
 	}

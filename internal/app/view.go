@@ -12,7 +12,7 @@ import (
 
 	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/kandevtime"
-	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/policy"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
@@ -48,7 +48,7 @@ type view struct {
 // episodeView is one open episode for the page and the API.
 type episodeView struct {
 	ID          string      `json:"id"`
-	Kind        string      `json:"kind"`
+	Kind        model.Kind  `json:"kind"`
 	SessionID   string      `json:"session_id"`
 	TaskID      string      `json:"task_id"`
 	TaskTitle   string      `json:"task_title"`
@@ -64,13 +64,13 @@ type episodeView struct {
 }
 
 type actionView struct {
-	Seq      string `json:"seq"`
-	Action   string `json:"action"`
-	State    string `json:"state"`
-	At       string `json:"at"`
-	Channel  string `json:"channel,omitempty"`
-	Attempts int    `json:"attempts"`
-	Error    string `json:"error,omitempty"`
+	Seq      string           `json:"seq"`
+	Action   model.ActionKind `json:"action"`
+	State    model.State      `json:"state"`
+	At       string           `json:"at"`
+	Channel  string           `json:"channel,omitempty"`
+	Attempts int              `json:"attempts"`
+	Error    string           `json:"error,omitempty"`
 }
 
 // rendered is a view's body for one route, rendered once.
@@ -124,11 +124,11 @@ func (d *daemon) readView(ctx context.Context, cfg *config.Config) *view {
 // open first, ties in the ledger's order), each with its last action and
 // the silence that covers it, if any; the first viewRows kept, the rest
 // counted.
-func newView(open []ledger.Episode, silences []policy.Silence, baseURL string, now time.Time) *view {
+func newView(open []model.Episode, silences []policy.Silence, baseURL string, now time.Time) *view {
 	v := &view{at: now, total: len(open)}
 	order := slices.Clone(open)
-	slices.SortStableFunc(order, func(a, b ledger.Episode) int { return a.Since.Compare(b.Since) })
-	counts := map[string]int{}
+	slices.SortStableFunc(order, func(a, b model.Episode) int { return a.Since.Compare(b.Since) })
+	counts := map[model.Kind]int{}
 	for _, e := range order {
 		counts[e.Kind]++
 	}
@@ -139,7 +139,7 @@ func newView(open []ledger.Episode, silences []policy.Silence, baseURL string, n
 		if a.N != b.N {
 			return b.N - a.N // the most first
 		}
-		return strings.Compare(a.Kind, b.Kind)
+		return strings.Compare(string(a.Kind), string(b.Kind))
 	})
 	order = order[:min(len(order), viewRows)]
 	v.episodes = make([]episodeView, 0, len(order))
@@ -150,7 +150,7 @@ func newView(open []ledger.Episode, silences []policy.Silence, baseURL string, n
 }
 
 // episodeOf is one open episode as the page and the API show it.
-func episodeOf(e ledger.Episode, silences []policy.Silence, baseURL string, now time.Time) episodeView {
+func episodeOf(e model.Episode, silences []policy.Silence, baseURL string, now time.Time) episodeView {
 	f := storedFinding(e)
 	v := episodeView{ID: e.ID, Kind: e.Kind, SessionID: e.SessionID, TaskID: e.TaskID, TaskTitle: e.TaskTitle,
 		WorkspaceID: e.WorkspaceID, TurnID: e.TurnID, PendingID: e.PendingID, Since: kandevtime.RFC3339(e.Since),

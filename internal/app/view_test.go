@@ -13,24 +13,24 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/watchdogd/watchdogd/internal/config"
-	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/policy"
 )
 
 // TestNewView: the view of the open episodes, oldest first.
 func TestNewView(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	ep := func(id, kind, ws string, ago time.Duration, actions ...ledger.Action) ledger.Episode {
-		return ledger.Episode{ID: id, Kind: kind, WorkspaceID: ws, TaskID: "task-" + id, Since: now.Add(-ago), Actions: actions}
+	ep := func(id, kind, ws string, ago time.Duration, actions ...model.Action) model.Episode {
+		return model.Episode{ID: id, Kind: kind, WorkspaceID: ws, TaskID: "task-" + id, Since: now.Add(-ago), Actions: actions}
 	}
 	silences := []policy.Silence{
-		{ID: "s-web", Match: config.Match{WorkspaceID: "ws-web"}, Until: now.Add(time.Hour)},
-		{ID: "s-old", Match: config.Match{WorkspaceID: "ws-ops"}, Until: now.Add(-time.Minute)}, // over
+		{ID: "s-web", Match: model.Match{WorkspaceID: "ws-web"}, Until: now.Add(time.Hour)},
+		{ID: "s-old", Match: model.Match{WorkspaceID: "ws-ops"}, Until: now.Add(-time.Minute)}, // over
 	}
-	v := newView([]ledger.Episode{
+	v := newView([]model.Episode{
 		ep("young", "stalled_turn", "ws-web", time.Minute),
 		ep("old", "unanswered_clarification", "ws-ops", time.Hour,
-			ledger.Action{Seq: "0", Kind: "slack", State: "delivered"}, ledger.Action{Seq: "1", Kind: "slack", State: "pending", Attempts: 2}),
+			model.Action{Seq: "0", Kind: "slack", State: "delivered"}, model.Action{Seq: "1", Kind: "slack", State: "pending", Attempts: 2}),
 		ep("tie-a", "stalled_turn", "ws-x", 10*time.Minute),
 		ep("tie-b", "stalled_turn", "ws-x", 10*time.Minute), // same age: the ledger's order stays
 		ep("future", "stalled_turn", "ws-x", -time.Minute),  // a clock ahead: age 0, not negative

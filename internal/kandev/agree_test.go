@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
 
@@ -40,7 +41,7 @@ func TestFindingsAgreeAcrossDialects(t *testing.T) {
 			rep := scan.Findings(d.snapshotOf(t, ds), opts, now)
 			findings += len(rep.Findings)
 			for _, f := range rep.Findings {
-				if f.Kind == scan.KindStalledTurn && tiedTypes(ds, *f.TurnID) {
+				if f.Kind == model.KindStalledTurn && tiedTypes(ds, *f.TurnID) {
 					f.Detail.LastActivityType = ""
 				}
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/watchdogd/watchdogd/internal/authority"
 	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
 
@@ -127,7 +128,7 @@ func TestBigMetadataReadsAsWhole(t *testing.T) {
 	}
 }
 
-func compareBigMeta(t *testing.T, whole, big *kandev.Snapshot, cases []bigMetaCase) {
+func compareBigMeta(t *testing.T, whole, big *model.Snapshot, cases []bigMetaCase) {
 	t.Helper()
 	if len(whole.Sessions) != len(cases) || len(big.Sessions) != len(cases) {
 		t.Fatalf("%d and %d sessions, want %d", len(whole.Sessions), len(big.Sessions), len(cases))
@@ -149,7 +150,7 @@ func compareBigMeta(t *testing.T, whole, big *kandev.Snapshot, cases []bigMetaCa
 			t.Errorf("%s: malformed %v big, %v whole", c.name, big.Sessions[i].MalformedMetadata, whole.Sessions[i].MalformedMetadata)
 		}
 	}
-	rows := func(s *kandev.Snapshot) []string {
+	rows := func(s *model.Snapshot) []string {
 		var out []string
 		for _, r := range s.Malformed {
 			out = append(out, r.String())
@@ -169,7 +170,7 @@ func compareBigMeta(t *testing.T, whole, big *kandev.Snapshot, cases []bigMetaCa
 }
 
 // only is a session's one message row.
-func only(t *testing.T, s kandev.Session) kandev.Message {
+func only(t *testing.T, s model.Session) model.Message {
 	t.Helper()
 	for _, m := range s.Messages {
 		if !m.Aggregate() {
@@ -177,7 +178,7 @@ func only(t *testing.T, s kandev.Session) kandev.Message {
 		}
 	}
 	t.Fatalf("session %s: no message read", s.ID)
-	return kandev.Message{}
+	return model.Message{}
 }
 
 // decoded is a member's value as encoding/json reads it (its text may be
@@ -231,7 +232,7 @@ func TestBigValuesAreCut(t *testing.T) {
 		for _, f := range rep.Findings {
 			cut(t, dc.name+" "+f.Key()+" title", f.TaskTitle, kandev.MaxText)
 			switch f.Kind {
-			case scan.KindUnansweredClarification:
+			case model.KindUnansweredClarification:
 				q := f.Detail.Questions[0]
 				cut(t, dc.name+" "+f.Key()+" question title", q.Title, kandev.MaxText)
 				cut(t, dc.name+" "+f.Key()+" prompt", q.Prompt, kandev.MaxText)
@@ -240,7 +241,7 @@ func TestBigValuesAreCut(t *testing.T) {
 				if len(q.Options) != kandev.MaxOptions || q.Options[kandev.MaxOptions-1] != (scan.Option{Label: kandev.CutMark}) {
 					t.Errorf("%s %s: %d options, the last %+v: want %d, the last the mark", dc.name, f.Key(), len(q.Options), q.Options[len(q.Options)-1], kandev.MaxOptions)
 				}
-			case scan.KindPendingPermission:
+			case model.KindPendingPermission:
 				cut(t, dc.name+" "+f.Key()+" permission", f.Detail.Permission, kandev.MaxText)
 			}
 		}

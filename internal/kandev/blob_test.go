@@ -8,6 +8,7 @@ import (
 
 	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
 
@@ -85,7 +86,7 @@ func TestBlobValuesNeverBlindTheScan(t *testing.T) {
 	checkBlobSnapshot(t, snap)
 	asked := map[string]bool{}
 	for _, f := range scan.Findings(snap, scan.Options{Thresholds: scan.DefaultThresholds()}, now).Findings {
-		if f.Kind == scan.KindUnansweredClarification || f.Kind == scan.KindShadowedClarification {
+		if f.Kind == model.KindUnansweredClarification || f.Kind == model.KindShadowedClarification {
 			asked[f.SessionID] = true
 		}
 	}
@@ -98,7 +99,7 @@ func TestBlobValuesNeverBlindTheScan(t *testing.T) {
 
 // checkBlobSnapshot checks what TestBlobValuesNeverBlindTheScan's sessions
 // read besides their questions.
-func checkBlobSnapshot(t *testing.T, snap *kandev.Snapshot) {
+func checkBlobSnapshot(t *testing.T, snap *model.Snapshot) {
 	t.Helper()
 	newestType, current := "none", map[string]string{}
 	for _, s := range snap.Sessions {
@@ -126,7 +127,7 @@ func checkBlobSnapshot(t *testing.T, snap *kandev.Snapshot) {
 			t.Errorf("%s: current turn %q, want t-%s", id, current[id], id)
 		}
 	}
-	if len(snap.Malformed) != 1 || snap.Malformed[0] != (kandev.RowRef{Table: "task_session_turns", ID: "t-malformed"}) {
+	if len(snap.Malformed) != 1 || snap.Malformed[0] != (model.RowRef{Table: "task_session_turns", ID: "t-malformed"}) {
 		t.Errorf("malformed rows %v, want the one turn t-malformed", snap.Malformed)
 	}
 }

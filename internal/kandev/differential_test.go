@@ -13,6 +13,7 @@ import (
 	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
 	"github.com/watchdogd/watchdogd/internal/kandevtime"
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // The snapshot's sessions statement is the rule hand-tuned for speed: the
@@ -234,7 +235,7 @@ func openDiffDBs(t testing.TB) []diffDB {
 }
 
 // snapshotOf replaces the database's rows with ds and takes a snapshot.
-func (d diffDB) snapshotOf(t *testing.T, ds kandevtest.Dataset) *kandev.Snapshot {
+func (d diffDB) snapshotOf(t *testing.T, ds kandevtest.Dataset) *model.Snapshot {
 	t.Helper()
 	ctx := context.Background()
 	if err := d.reset(ctx); err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
 
@@ -50,14 +51,14 @@ func TestNullIDsNeverBlindTheScan(t *testing.T) {
 	}
 	snap := snapshot(t, db.URL(), kandev.Options{})
 	checkNullIDSessions(t, snap)
-	want := []kandev.RowRef{
+	want := []model.RowRef{
 		{Table: "task_sessions", Of: "NULL id, task task-null-session"},
 		{Table: "task_session_turns", Of: "NULL id, session null-current"},
 		{Table: "task_session_turns", Of: "NULL id, session null-older"},
 		{Table: "task_session_messages", Of: "NULL id, turn t-null-question"},
 	}
 	got := slices.Clone(snap.Malformed)
-	slices.SortFunc(got, func(a, b kandev.RowRef) int { return slices.Index(want, a) - slices.Index(want, b) })
+	slices.SortFunc(got, func(a, b model.RowRef) int { return slices.Index(want, a) - slices.Index(want, b) })
 	if !slices.Equal(got, want) {
 		t.Errorf("rows kandev cannot read %v, want %v", snap.Malformed, want)
 	}
@@ -66,17 +67,17 @@ func TestNullIDsNeverBlindTheScan(t *testing.T) {
 		found[f.SessionID+" "+f.Kind] = f
 	}
 	for _, id := range []string{"null-older", "null-question", "control"} {
-		if _, ok := found[id+" "+scan.KindUnansweredClarification]; !ok {
+		if _, ok := found[id+" "+model.KindUnansweredClarification]; !ok {
 			t.Errorf("%s: the pending question was not found", id)
 		}
 	}
-	if f, ok := found["null-current "+scan.KindNeverStarted]; !ok || f.TurnID != nil {
+	if f, ok := found["null-current "+model.KindNeverStarted]; !ok || f.TurnID != nil {
 		t.Errorf("null-current: never_started %v (turn %v), want one naming no turn", ok, f.TurnID)
 	}
 }
 
 // checkNullIDSessions checks the sessions TestNullIDsNeverBlindTheScan read.
-func checkNullIDSessions(t *testing.T, snap *kandev.Snapshot) {
+func checkNullIDSessions(t *testing.T, snap *model.Snapshot) {
 	t.Helper()
 	var ids []string
 	for _, s := range snap.Sessions {

@@ -13,6 +13,7 @@ import (
 	"github.com/watchdogd/watchdogd/internal/authority"
 	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
 
@@ -216,7 +217,7 @@ func TestCurrentTurnMessages(t *testing.T) {
 		db := load(t, dc, b.DS, kandevtest.Options{})
 		snap := snapshot(t, db.URL(), kandev.Options{})
 		got := snap.Sessions[0]
-		var agg *kandev.Message
+		var agg *model.Message
 		users := 0
 		for i, m := range got.Messages {
 			switch {
@@ -242,7 +243,7 @@ func TestCurrentTurnMessages(t *testing.T) {
 		if agg == nil || !agg.UpdatedAt.Equal(time.Date(2026, 11, 29, 11, 50, 0, 0, time.UTC)) || agg.Type != "tool_call" {
 			t.Fatalf("newest agent update SQLite could order %+v, want 11:50:00 tool_call", agg)
 		}
-		var newest kandev.Message
+		var newest model.Message
 		for _, m := range got.Messages {
 			if scan.IsActivity(m) && m.UpdatedAt.After(newest.UpdatedAt) {
 				newest = m
@@ -251,8 +252,8 @@ func TestCurrentTurnMessages(t *testing.T) {
 		if !newest.UpdatedAt.Equal(time.Date(2026, 11, 29, 11, 55, 0, 0, time.UTC)) || newest.Type != "thinking" {
 			t.Fatalf("newest agent activity %+v, want 11:55:00 thinking (offset without a colon)", newest)
 		}
-		bad := kandev.RowRef{Table: "task_session_messages", ID: "m-bad"}
-		if !slices.Equal(snap.Unparseable, []kandev.RowRef{bad, bad}) { // created_at and updated_at
+		bad := model.RowRef{Table: "task_session_messages", ID: "m-bad"}
+		if !slices.Equal(snap.Unparseable, []model.RowRef{bad, bad}) { // created_at and updated_at
 			t.Errorf("unparseable timestamps in %v, want both of m-bad's", snap.Unparseable)
 		}
 	}
@@ -272,7 +273,7 @@ func TestUnorderableUpdateReadAgain(t *testing.T) {
 	if err := db.Write(ctx, sessionsDataset(3)); err != nil {
 		t.Fatal(err)
 	}
-	read := func(updatedAt any) (int, kandev.Session) {
+	read := func(updatedAt any) (int, model.Session) {
 		t.Helper()
 		if _, err := db.DB().ExecContext(ctx, "UPDATE task_session_messages SET updated_at = ? WHERE turn_id = 's0001-b' AND type = 'tool_call'", updatedAt); err != nil {
 			t.Fatal(err)
@@ -352,7 +353,7 @@ func TestUnparseableTimestampsNamed(t *testing.T) {
 				execute(t, db, q)
 			}
 			snap := snapshot(t, db.URL(), kandev.Options{})
-			want := []kandev.RowRef{
+			want := []model.RowRef{
 				{Table: "task_sessions", ID: "s"},
 				{Table: "task_session_turns", ID: "cur"},
 				{Table: "task_session_messages", Of: "newest update, turn cur"},

@@ -9,9 +9,10 @@ import (
 	"github.com/watchdogd/watchdogd/internal/authority"
 	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
-func snapshot(t *testing.T, url string, opts kandev.Options) *kandev.Snapshot {
+func snapshot(t *testing.T, url string, opts kandev.Options) *model.Snapshot {
 	t.Helper()
 	ctx := context.Background()
 	r, err := kandev.Open(ctx, url, opts)
@@ -71,9 +72,9 @@ func hasMalformed(ds kandevtest.Dataset) bool {
 	return false
 }
 
-func checkFixture(t *testing.T, cases []kandevtest.ResolutionCase, snap *kandev.Snapshot, sessions int) {
+func checkFixture(t *testing.T, cases []kandevtest.ResolutionCase, snap *model.Snapshot, sessions int) {
 	t.Helper()
-	byID := map[string]kandev.Session{}
+	byID := map[string]model.Session{}
 	for _, s := range snap.Sessions {
 		byID[s.ID] = s
 	}

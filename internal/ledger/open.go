@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // What a decision loads of the open episodes' actions. A question nobody
@@ -82,24 +84,24 @@ func (s *Store) family() string {
 	return `(CASE WHEN a.seq LIKE 'step/%' THEN ` + kind + ` WHEN a.seq LIKE 'kind/%' THEN 'kind/' ELSE a.seq END)`
 }
 
-func (s *Store) loadOpen(ctx context.Context, tx querier, want func(State) []string) (State, error) {
+func (s *Store) loadOpen(ctx context.Context, tx querier, want func(model.Ledger) []string) (model.Ledger, error) {
 	rows, err := tx.QueryContext(ctx, "SELECT "+episodeCols+" FROM episodes WHERE resolved_us IS NULL ORDER BY opened_us, id")
 	if err != nil {
-		return State{}, s.wrap("read episodes", err)
+		return model.Ledger{}, s.wrap("read episodes", err)
 	}
-	var st State
+	var st model.Ledger
 	idx := map[string]int{}
-	if err := scanEpisodes(rows, func(e Episode) {
+	if err := scanEpisodes(rows, func(e model.Episode) {
 		idx[e.ID] = len(st.Open)
 		st.Open = append(st.Open, e)
 	}); err != nil {
-		return State{}, s.wrap("read episodes", err)
+		return model.Ledger{}, s.wrap("read episodes", err)
 	}
 	rows, err = tx.QueryContext(ctx, s.openActionsSQL())
 	if err != nil {
-		return State{}, s.wrap("read actions", err)
+		return model.Ledger{}, s.wrap("read actions", err)
 	}
-	err = scanActions(rows, func(a Action) {
+	err = scanActions(rows, func(a model.Action) {
 		if i, ok := idx[a.EpisodeID]; ok {
 			st.Open[i].Actions = append(st.Open[i].Actions, a)
 		}
@@ -116,7 +118,7 @@ func (s *Store) loadOpen(ctx context.Context, tx querier, want func(State) []str
 // action loaded but those, it comes without its body. The keys travel as
 // one array (JSON on SQLite), so that the statement has one shape however
 // many there are: a prepared statement per count would fill pgx's cache.
-func (s *Store) loadKeys(ctx context.Context, tx querier, st *State, idx map[string]int, keys []string) error {
+func (s *Store) loadKeys(ctx context.Context, tx querier, st *model.Ledger, idx map[string]int, keys []string) error {
 	if len(keys) == 0 {
 		return nil
 	}
@@ -133,7 +135,7 @@ func (s *Store) loadKeys(ctx context.Context, tx querier, st *State, idx map[str
 	if err != nil {
 		return s.wrap("read due actions", err)
 	}
-	err = scanActions(rows, func(a Action) {
+	err = scanActions(rows, func(a model.Action) {
 		if i, ok := idx[a.EpisodeID]; ok {
 			a.Body = ""
 			st.Open[i].Actions = insertOrdered(st.Open[i].Actions, a)
@@ -144,8 +146,8 @@ func (s *Store) loadKeys(ctx context.Context, tx querier, st *State, idx map[str
 
 // insertOrdered puts a into actions, ordered by creation, then key; an
 // action already there is not added twice.
-func insertOrdered(actions []Action, a Action) []Action {
-	i, found := slices.BinarySearchFunc(actions, a, func(b, a Action) int {
+func insertOrdered(actions []model.Action, a model.Action) []model.Action {
+	i, found := slices.BinarySearchFunc(actions, a, func(b, a model.Action) int {
 		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
 			return c
 		}

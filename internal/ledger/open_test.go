@@ -12,6 +12,7 @@ import (
 
 	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/policy"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
@@ -110,12 +111,12 @@ func TestOpenStateDecidesAsTheFullHistory(t *testing.T) {
 				s := open(t, d.url(t))
 				rng := rand.New(rand.NewPCG(seed, 7))
 				subjects := []*subject{
-					{kind: scan.KindUnansweredClarification, session: "q1", pending: "p1"},
-					{kind: scan.KindUnansweredClarification, session: "q2", pending: "p2"},
-					{kind: scan.KindShadowedClarification, session: "q3", pending: "p3"},
-					{kind: scan.KindPendingPermission, session: "perm", pending: "x"},
-					{kind: scan.KindStalledTurn, session: "stall"},
-					{kind: scan.KindInterruptedSession, session: "parked"},
+					{kind: model.KindUnansweredClarification, session: "q1", pending: "p1"},
+					{kind: model.KindUnansweredClarification, session: "q2", pending: "p2"},
+					{kind: model.KindShadowedClarification, session: "q3", pending: "p3"},
+					{kind: model.KindPendingPermission, session: "perm", pending: "x"},
+					{kind: model.KindStalledTurn, session: "stall"},
+					{kind: model.KindInterruptedSession, session: "parked"},
 				}
 				now, ids := t0, 0
 				full, loaded := 0, 0
@@ -130,9 +131,9 @@ func TestOpenStateDecidesAsTheFullHistory(t *testing.T) {
 						case sb.present && rng.IntN(60) == 0:
 							sb.present = false
 						}
-						if sb.present && sb.pending != "" && sb.kind != scan.KindPendingPermission && rng.IntN(4) == 0 {
-							sb.kind = map[string]string{scan.KindUnansweredClarification: scan.KindShadowedClarification,
-								scan.KindShadowedClarification: scan.KindUnansweredClarification}[sb.kind]
+						if sb.present && sb.pending != "" && sb.kind != model.KindPendingPermission && rng.IntN(4) == 0 {
+							sb.kind = map[string]string{model.KindUnansweredClarification: model.KindShadowedClarification,
+								model.KindShadowedClarification: model.KindUnansweredClarification}[sb.kind]
 						}
 						if sb.present {
 							findings = append(findings, sb.finding(now))
@@ -143,10 +144,10 @@ func TestOpenStateDecidesAsTheFullHistory(t *testing.T) {
 					in := func() policy.Input {
 						next := ids
 						return policy.Input{Now: now, Findings: findings, Config: cfg, Slack: true,
-							Reason: func(ledger.Episode) string { return "cleared" },
+							Reason: func(model.Episode) string { return "cleared" },
 							NewID:  func() string { next++; return fmt.Sprintf("ep-%06d", next) }}
 					}
-					st, err := s.PeekFor(ctx, func(st ledger.State) []string { return policy.Wanted(st, in()) })
+					st, err := s.PeekFor(ctx, func(st model.Ledger) []string { return policy.Wanted(st, in()) })
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -174,7 +175,7 @@ func TestOpenStateDecidesAsTheFullHistory(t *testing.T) {
 						}
 						loaded, full = loaded+len(e.Actions), full+len(all.Open[i].Actions)
 					}
-					if _, _, err := s.Decide(ctx, func(ledger.State) (ledger.Plan, error) { return got, nil }); err != nil {
+					if _, _, err := s.Decide(ctx, func(model.Ledger) (model.Plan, error) { return got, nil }); err != nil {
 						t.Fatal(err)
 					}
 					deliverSome(t, s, rng, now)
@@ -195,7 +196,7 @@ func TestOpenStateDecidesAsTheFullHistory(t *testing.T) {
 // storedLeftOut counts the wanted keys (due steps missing from the plain
 // load) that are stored: old steps that an edited policy made due again,
 // which only the lookup brings into the decision.
-func storedLeftOut(wanted []string, plain, all ledger.State) int {
+func storedLeftOut(wanted []string, plain, all model.Ledger) int {
 	stored, loaded := map[string]bool{}, map[string]bool{}
 	for i := range all.Open {
 		for _, a := range all.Open[i].Actions {
@@ -215,9 +216,9 @@ func storedLeftOut(wanted []string, plain, all ledger.State) int {
 }
 
 // fullState is st with every action of each open episode.
-func fullState(t *testing.T, s *ledger.Store, st ledger.State) ledger.State {
+func fullState(t *testing.T, s *ledger.Store, st model.Ledger) model.Ledger {
 	t.Helper()
-	out := ledger.State{Open: make([]ledger.Episode, len(st.Open))}
+	out := model.Ledger{Open: make([]model.Episode, len(st.Open))}
 	for i, e := range st.Open {
 		full, err := s.Episode(context.Background(), e.ID)
 		if err != nil {
@@ -247,18 +248,18 @@ func deliverSome(t *testing.T, s *ledger.Store, rng *rand.Rand, now time.Time) {
 		if _, ok, err := s.Claim(ctx, d.Key, "sim", token, now, 2*time.Minute); err != nil || !ok {
 			t.Fatalf("claim %s: %v %v", d.Key, ok, err)
 		}
-		var o ledger.Outcome
+		var o model.Outcome
 		switch r {
 		case 1:
 			continue // the holder crashed: claimed until the claim goes stale
 		case 2, 5:
-			o = ledger.Outcome{State: ledger.StateFailed, Error: "channel_not_found"}
+			o = model.Outcome{model.Ledger: model.StateFailed, Error: "channel_not_found"}
 		case 3:
-			o = ledger.Outcome{State: ledger.StatePending, Error: "timeout", Uncertain: true, NextAttempt: now.Add(5 * time.Second)}
+			o = model.Outcome{model.Ledger: model.StatePending, Error: "timeout", Uncertain: true, NextAttempt: now.Add(5 * time.Second)}
 		case 4, 6, 7:
-			o = ledger.Outcome{State: ledger.StateSuperseded, Error: "the turn moved on"}
+			o = model.Outcome{model.Ledger: model.StateSuperseded, Error: "the turn moved on"}
 		default:
-			o = ledger.Outcome{State: ledger.StateDelivered, ResultChannel: "C1", ResultTS: fmt.Sprintf("%d.000100", now.Unix())}
+			o = model.Outcome{model.Ledger: model.StateDelivered, ResultChannel: "C1", ResultTS: fmt.Sprintf("%d.000100", now.Unix())}
 		}
 		if err := s.Settle(ctx, d.Key, token, o, now); err != nil {
 			t.Fatalf("settle %s: %v", d.Key, err)

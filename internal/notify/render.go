@@ -13,6 +13,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
 
@@ -137,7 +138,7 @@ func headline(f scan.Finding, age string) (string, string) {
 		d = &scan.Detail{}
 	}
 	switch f.Kind {
-	case scan.KindStalledTurn:
+	case model.KindStalledTurn:
 		last := ""
 		if d.LastActivityAt != nil {
 			if t, err := time.Parse(time.RFC3339Nano, *d.LastActivityAt); err == nil {
@@ -149,24 +150,24 @@ func headline(f scan.Finding, age string) (string, string) {
 			}
 		}
 		return "Agent stalled " + age + " on", last + "kandev shows it running. Open the task to cancel the turn or nudge it."
-	case scan.KindNeverStarted:
+	case model.KindNeverStarted:
 		if f.TurnID == nil {
 			return "Session stuck starting for " + age + " on", "kandev never opened a turn for it. Open the task to restart the session."
 		}
 		return "Agent never started on", "The turn opened " + age + " ago and produced no output at all."
-	case scan.KindUnansweredClarification:
+	case model.KindUnansweredClarification:
 		return "Question waiting " + age + " on", "Answer it in kandev."
-	case scan.KindShadowedClarification:
+	case model.KindShadowedClarification:
 		return "Hidden question, asked " + age + " ago, on", "kandev does not show it after the agent was resumed, and answering it there will fail. " +
 			"Reply in the session with your answer, or ask the agent to ask again."
-	case scan.KindPendingPermission:
+	case model.KindPendingPermission:
 		return "Agent waiting " + age + " for permission on", "Approve or deny it in kandev."
-	case scan.KindInterruptedSession:
+	case model.KindInterruptedSession:
 		return interruptedText(d, age)
-	case scan.KindMultipleOpenTurns:
+	case model.KindMultipleOpenTurns:
 		return fmt.Sprintf("%d open turns", d.OpenTurns) + " on", "kandev keeps one turn open per session; the newest is treated as current."
 	}
-	return escapeText(f.Kind) + " on", ""
+	return escapeText(string(f.Kind)) + " on", ""
 }
 
 // interruptedText says what left a session parked and what a person does
@@ -187,7 +188,7 @@ func interruptedText(d *scan.Detail, age string) (string, string) {
 }
 
 func kindChangeText(f scan.Finding) (string, string) {
-	if f.Kind == scan.KindShadowedClarification {
+	if f.Kind == model.KindShadowedClarification {
 		return "Now hidden in kandev:", "The agent was resumed and kandev treats a newer turn as current, so the question is not shown and answering it there will fail. " +
 			"Reply in the session with your answer, or ask the agent to ask again."
 	}
@@ -346,39 +347,39 @@ func clip(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-func emoji(kind string) string {
+func emoji(kind model.Kind) string {
 	switch kind {
-	case scan.KindStalledTurn, scan.KindNeverStarted:
+	case model.KindStalledTurn, model.KindNeverStarted:
 		return ":hourglass_flowing_sand:"
-	case scan.KindUnansweredClarification, scan.KindShadowedClarification:
+	case model.KindUnansweredClarification, model.KindShadowedClarification:
 		return ":question:"
-	case scan.KindPendingPermission:
+	case model.KindPendingPermission:
 		return ":lock:"
-	case scan.KindInterruptedSession:
+	case model.KindInterruptedSession:
 		return ":double_vertical_bar:"
 	}
 	return ":warning:"
 }
 
 // KindWords names a finding kind for people.
-func KindWords(kind string) string {
+func KindWords(kind model.Kind) string {
 	switch kind {
-	case scan.KindStalledTurn:
+	case model.KindStalledTurn:
 		return "stalled turn"
-	case scan.KindNeverStarted:
+	case model.KindNeverStarted:
 		return "never started"
-	case scan.KindUnansweredClarification:
+	case model.KindUnansweredClarification:
 		return "unanswered question"
-	case scan.KindShadowedClarification:
+	case model.KindShadowedClarification:
 		return "question hidden in kandev"
-	case scan.KindPendingPermission:
+	case model.KindPendingPermission:
 		return "pending permission"
-	case scan.KindInterruptedSession:
+	case model.KindInterruptedSession:
 		return "interrupted session"
-	case scan.KindMultipleOpenTurns:
+	case model.KindMultipleOpenTurns:
 		return "several open turns"
 	}
-	return kind
+	return string(kind)
 }
 
 // Minutes prints a duration for messages: "42 min", "1 h 10 min", "2 d 3 h".

@@ -10,6 +10,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
 
@@ -20,7 +21,7 @@ func question(title string, prompt string, options int) scan.Finding {
 	for i := 0; i < options; i++ {
 		q.Options = append(q.Options, scan.Option{ID: string(rune('a' + i%26)), Label: strings.Repeat("option ", 20), Description: strings.Repeat("why ", 30)})
 	}
-	return scan.Finding{Kind: scan.KindUnansweredClarification, SessionID: "s1", TaskID: "t1", TaskTitle: title, WorkspaceID: "ws",
+	return scan.Finding{Kind: model.KindUnansweredClarification, SessionID: "s1", TaskID: "t1", TaskTitle: title, WorkspaceID: "ws",
 		TurnID: strp("turn"), PendingID: strp("p1"), AgeSeconds: 2100, Link: "http://kandev/t/t1", Detail: &scan.Detail{Questions: []scan.Question{q}}}
 }
 
@@ -220,7 +221,7 @@ func TestTitleLabel(t *testing.T) {
 // follow-up prompt a restart dropped, and a permission kandev still shows
 // on the closed turn each say what happened and what to do.
 func TestInterruptedSessionSaysWhatWasLost(t *testing.T) {
-	base := scan.Finding{Kind: scan.KindInterruptedSession, SessionID: "s1", TaskID: "t1", TaskTitle: "Fix login", AgeSeconds: 1500, Link: "http://kandev/t/t1"}
+	base := scan.Finding{Kind: model.KindInterruptedSession, SessionID: "s1", TaskID: "t1", TaskTitle: "Fix login", AgeSeconds: 1500, Link: "http://kandev/t/t1"}
 	lost := &scan.LostPermission{PendingID: "perm-1", Permission: "run rm -rf build/?"}
 	cases := []struct {
 		name   string

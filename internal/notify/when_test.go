@@ -8,6 +8,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
 
@@ -16,7 +17,7 @@ import (
 // and relative to the day it is read; a terminal shows the UTC fallback.
 func TestStalledTurnNamesItsLastOutputAsADate(t *testing.T) {
 	last := time.Date(2026, 11, 30, 20, 41, 5, 0, time.UTC)
-	f := scan.Finding{Kind: scan.KindStalledTurn, SessionID: "s1", TaskID: "t1", TaskTitle: "Fix login", Link: "http://kandev/t/t1",
+	f := scan.Finding{Kind: model.KindStalledTurn, SessionID: "s1", TaskID: "t1", TaskTitle: "Fix login", Link: "http://kandev/t/t1",
 		AgeSeconds: 2520, Detail: &scan.Detail{LastActivityAt: strp(last.Format(time.RFC3339Nano)), LastActivityType: "tool_call"}}
 	m := Render(f, RenderOptions{Now: last.Add(42 * time.Minute)})
 	first := m.Blocks.BlockSet[0].(*slack.SectionBlock).Text.Text

@@ -3,7 +3,7 @@ package policy
 import (
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // RetryFailed is `watchdogd episodes retry`: after an operator fixed what
@@ -15,7 +15,7 @@ import (
 // failed) and kandev deduplicates a nudge by its key: nothing goes out
 // twice. Only the newest is queued because only the newest due step ever
 // goes out. With id, only that episode; ok is false when it is not open.
-func RetryFailed(st ledger.State, id string, now time.Time) (p ledger.Plan, ok bool) {
+func RetryFailed(st model.Ledger, id string, now time.Time) (p model.Plan, ok bool) {
 	p.Now, ok = now, id == ""
 	for _, e := range st.Open {
 		if id != "" && e.ID != id {
@@ -34,8 +34,8 @@ func RetryFailed(st ledger.State, id string, now time.Time) (p ledger.Plan, ok b
 // (log actions aside).
 // They stay so until a next step goes out or an operator retries them, so
 // the count is what an alert watches (a page must never be lost quietly).
-func Untold(st ledger.State) map[string]int {
-	out := map[string]int{}
+func Untold(st model.Ledger) map[model.Kind]int {
+	out := map[model.Kind]int{}
 	for _, e := range st.Open {
 		if _, ok := untold(e); ok {
 			out[e.Kind]++
@@ -45,23 +45,23 @@ func Untold(st ledger.State) map[string]int {
 }
 
 // untold returns the newest failed action of an episode nobody was told of.
-func untold(e ledger.Episode) (ledger.Action, bool) {
-	var newest *ledger.Action
+func untold(e model.Episode) (model.Action, bool) {
+	var newest *model.Action
 	for i, a := range e.Actions {
-		if a.Kind == ledger.KindLog {
+		if a.Kind == model.ActionLog {
 			continue // a log line tells nobody
 		}
 		switch a.State {
-		case ledger.StateDelivered, ledger.StatePending, ledger.StateClaimed:
-			return ledger.Action{}, false
-		case ledger.StateFailed:
+		case model.StateDelivered, model.StatePending, model.StateClaimed:
+			return model.Action{}, false
+		case model.StateFailed:
 			if newest == nil || a.CreatedAt.After(newest.CreatedAt) || a.CreatedAt.Equal(newest.CreatedAt) && a.Key > newest.Key {
 				newest = &e.Actions[i]
 			}
 		}
 	}
 	if newest == nil {
-		return ledger.Action{}, false
+		return model.Action{}, false
 	}
 	return *newest, true
 }

@@ -5,34 +5,34 @@ import (
 	"testing"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // TestRetryFailed: which failed actions `episodes retry` queues again.
 func TestRetryFailed(t *testing.T) {
-	act := func(key, state string, created time.Duration) ledger.Action {
-		return ledger.Action{Key: key, State: state, CreatedAt: t0.Add(created)}
+	act := func(key, state string, created time.Duration) model.Action {
+		return model.Action{Key: key, State: state, CreatedAt: t0.Add(created)}
 	}
-	ep := func(id string, acts ...ledger.Action) ledger.Episode {
-		return ledger.Episode{ID: id, Kind: "stalled_turn", Actions: acts}
+	ep := func(id string, acts ...model.Action) model.Episode {
+		return model.Episode{ID: id, Kind: "stalled_turn", Actions: acts}
 	}
-	st := ledger.State{Open: []ledger.Episode{
+	st := model.Ledger{Open: []model.Episode{
 		// The first post failed (a revoked token): queued.
-		ep("e1", act("e1-first", ledger.StateFailed, 0)),
+		ep("e1", act("e1-first", model.StateFailed, 0)),
 		// Both steps failed: only the newest, as only the newest due
 		// step ever goes out.
-		ep("e2", act("e2-first", ledger.StateFailed, 0), act("e2-mention", ledger.StateFailed, 30*time.Minute)),
+		ep("e2", act("e2-first", model.StateFailed, 0), act("e2-mention", model.StateFailed, 30*time.Minute)),
 		// The first post failed but the mention went out: someone was told.
-		ep("e3", act("e3-first", ledger.StateFailed, 0), act("e3-mention", ledger.StateDelivered, 30*time.Minute)),
+		ep("e3", act("e3-first", model.StateFailed, 0), act("e3-mention", model.StateDelivered, 30*time.Minute)),
 		// A later step is pending or in flight: it will tell them.
-		ep("e4", act("e4-first", ledger.StateFailed, 0), act("e4-mention", ledger.StatePending, 30*time.Minute)),
-		ep("e5", act("e5-first", ledger.StateFailed, 0), act("e5-mention", ledger.StateClaimed, 30*time.Minute)),
+		ep("e4", act("e4-first", model.StateFailed, 0), act("e4-mention", model.StatePending, 30*time.Minute)),
+		ep("e5", act("e5-first", model.StateFailed, 0), act("e5-mention", model.StateClaimed, 30*time.Minute)),
 		// Superseded steps do not count as reaching anyone.
-		ep("e6", act("e6-first", ledger.StateSuperseded, 0), act("e6-mention", ledger.StateFailed, 30*time.Minute)),
+		ep("e6", act("e6-first", model.StateSuperseded, 0), act("e6-mention", model.StateFailed, 30*time.Minute)),
 		// A log line is not a message to anyone.
-		ep("e9", act("e9-first", ledger.StateFailed, 0), ledger.Action{Key: "e9-log", Kind: ledger.KindLog, State: ledger.StateDelivered}),
+		ep("e9", act("e9-first", model.StateFailed, 0), model.Action{Key: "e9-log", Kind: model.ActionLog, State: model.StateDelivered}),
 		// Nothing failed.
-		ep("e7", act("e7-first", ledger.StateDelivered, 0)),
+		ep("e7", act("e7-first", model.StateDelivered, 0)),
 		ep("e8"),
 	}}
 	st.Open[0].Kind = "interrupted_session"

@@ -1,6 +1,6 @@
 package scan
 
-import "github.com/watchdogd/watchdogd/internal/kandev"
+import "github.com/watchdogd/watchdogd/internal/model"
 
 // Cleared says, from a fresh snapshot, why an episode that scans no longer
 // report cleared: what kandev recorded, in the words the Slack edit, the
@@ -12,19 +12,19 @@ import "github.com/watchdogd/watchdogd/internal/kandev"
 // wrote on its rows (answered, rejected, cancelled, expired, approved), or
 // that they are gone; kandev keeps a bundle's rows on the turn it was
 // asked in, so only a turn still current can say.
-func Cleared(s *kandev.Session, kind, turnID, pendingID string) string {
+func Cleared(s *model.Session, kind model.Kind, turnID, pendingID string) string {
 	if s == nil {
 		return "the session ended"
 	}
 	cur := s.Current
 	moved := cur == nil || cur.ID != turnID
 	switch kind {
-	case KindUnansweredClarification, KindShadowedClarification, KindPendingPermission:
+	case model.KindUnansweredClarification, model.KindShadowedClarification, model.KindPendingPermission:
 		if moved {
 			return "the turn moved on"
 		}
 		return askCleared(s, kind, pendingID)
-	case KindStalledTurn, KindNeverStarted:
+	case model.KindStalledTurn, model.KindNeverStarted:
 		switch {
 		case turnID == "" && cur != nil:
 			return "a turn started"
@@ -32,9 +32,9 @@ func Cleared(s *kandev.Session, kind, turnID, pendingID string) string {
 			return "the turn completed"
 		}
 		return "the agent produced output"
-	case KindInterruptedSession:
+	case model.KindInterruptedSession:
 		return "the session resumed"
-	case KindMultipleOpenTurns:
+	case model.KindMultipleOpenTurns:
 		return "one turn is open again"
 	}
 	return "the condition cleared"
@@ -42,9 +42,9 @@ func Cleared(s *kandev.Session, kind, turnID, pendingID string) string {
 
 // askCleared reads what kandev recorded on a question's or permission's
 // rows, on the turn still current.
-func askCleared(s *kandev.Session, kind, pendingID string) string {
+func askCleared(s *model.Session, kind model.Kind, pendingID string) string {
 	typ, what := "clarification_request", "question"
-	if kind == KindPendingPermission {
+	if kind == model.KindPendingPermission {
 		typ, what = "permission_request", "permission request"
 	}
 	var statuses []string
@@ -67,7 +67,7 @@ func askCleared(s *kandev.Session, kind, pendingID string) string {
 			}
 		}
 	}
-	if kind == KindPendingPermission && !s.Current.Open {
+	if kind == model.KindPendingPermission && !s.Current.Open {
 		return "the turn closed (a kandev restart?): the permission can no longer be granted"
 	}
 	return "no longer waiting for a person"
@@ -85,7 +85,7 @@ var clearedWords = map[string]string{
 // hasPendingID says whether row m belongs to the question or permission
 // pendingID: its metadata pending_id, or for a permission without one its
 // row id (as the finding names it).
-func hasPendingID(m kandev.Message, pendingID string) bool {
+func hasPendingID(m model.Message, pendingID string) bool {
 	pid, ok := m.Meta.String("pending_id")
 	if !ok || pid == "" {
 		return m.Type == "permission_request" && m.ID == pendingID

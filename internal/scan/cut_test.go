@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/watchdogd/watchdogd/internal/kandev"
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // TestQuestionTextIsCut: a question's text is cut where it is decoded, to
@@ -35,7 +36,7 @@ func TestQuestionTextIsCut(t *testing.T) {
 	} {
 		raw, _ := json.Marshal(map[string]any{"pending_id": "p1", "question_id": "q1",
 			"question": map[string]any{"id": "q1", "title": c.title, "prompt": c.prompt, "options": c.options}})
-		m := kandev.Message{ID: "m1", Author: "agent", Type: "clarification_request", Meta: meta(string(raw))}
+		m := model.Message{ID: "m1", Author: "agent", Type: "clarification_request", Meta: meta(string(raw))}
 		q := question(m)
 		if q.Title != c.wantTitle || q.Prompt != c.wantText || len(q.Options) != c.wantOptions || q.Options[0].Label != c.wantLabel || q.Options[0].Description != c.wantLabel {
 			t.Errorf("%s: title %d characters, prompt %d, %d options, the first %q", c.name,

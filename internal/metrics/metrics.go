@@ -1,12 +1,15 @@
-package app
+// Package metrics is watchdogd's Prometheus metrics, registered on an
+// injected registry with every label value created at zero, so that an
+// alert on something that has not happened yet has a series to read.
+package metrics
 
 import (
 	"runtime"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/watchdogd/watchdogd/internal/kandev"
-	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
 
@@ -40,14 +43,8 @@ type Metrics struct {
 	ReloadTimestamp       prometheus.Gauge
 }
 
-// ActionKinds and ActionResults label actions_total.
-var (
-	ActionKinds   = []string{ledger.KindSlack, ledger.KindSlackUpdate, ledger.KindNudge, ledger.KindCancelAndNudge, ledger.KindLog}
-	ActionResults = []string{"delivered", "failed", "superseded", "conflict", "deferred", "retried"}
-)
-
-// NewMetrics registers every metric on reg.
-func NewMetrics(reg prometheus.Registerer, version string) *Metrics {
+// New registers every metric on reg.
+func New(reg prometheus.Registerer, version string) *Metrics {
 	ns := "watchdogd"
 	m := &Metrics{
 		BuildInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "build_info",
@@ -101,34 +98,52 @@ func (m *Metrics) precreate() {
 	for _, r := range []string{"success", "error"} {
 		m.Scans.WithLabelValues(r)
 	}
-	for _, k := range scan.Kinds {
-		m.Findings.WithLabelValues(k)
-		m.OldestFindingAge.WithLabelValues(k)
-		m.EpisodesOpen.WithLabelValues(k)
-		m.EpisodesUntold.WithLabelValues(k)
+	for _, k := range model.Kinds {
+		m.Findings.WithLabelValues(string(k))
+		m.OldestFindingAge.WithLabelValues(string(k))
+		m.EpisodesOpen.WithLabelValues(string(k))
+		m.EpisodesUntold.WithLabelValues(string(k))
 	}
-	for _, a := range ActionKinds {
-		m.ActionDelivery.WithLabelValues(a)
-		for _, r := range ActionResults {
-			m.Actions.WithLabelValues(a, r)
+	for _, a := range model.ActionKinds {
+		m.ActionDelivery.WithLabelValues(string(a))
+		for _, r := range model.Results {
+			m.Actions.WithLabelValues(string(a), string(r))
 		}
 	}
 }
 
-// observeReport sets the scan gauges from a report and its snapshot.
-func (m *Metrics) observeReport(rep scan.Report, snap *kandev.Snapshot) {
+// ObserveReport sets the scan gauges from a report and its snapshot.
+func (m *Metrics) ObserveReport(rep scan.Report, snap *model.Snapshot) {
 	m.SessionsScanned.Set(float64(len(rep.Sessions)))
 	m.MalformedMetadata.Set(float64(len(snap.Malformed)))
 	m.UnparseableTimestamps.Set(float64(len(snap.Unparseable) + len(snap.Future)))
-	counts, oldest := map[string]int{}, map[string]int64{}
+	counts, oldest := map[model.Kind]int{}, map[model.Kind]int64{}
 	for _, f := range rep.Findings {
 		counts[f.Kind]++
 		if f.AgeSeconds > oldest[f.Kind] {
 			oldest[f.Kind] = f.AgeSeconds
 		}
 	}
-	for _, k := range scan.Kinds {
-		m.Findings.WithLabelValues(k).Set(float64(counts[k]))
-		m.OldestFindingAge.WithLabelValues(k).Set(float64(oldest[k]))
+	for _, k := range model.Kinds {
+		m.Findings.WithLabelValues(string(k)).Set(float64(counts[k]))
+		m.OldestFindingAge.WithLabelValues(string(k)).Set(float64(oldest[k]))
+	}
+}
+
+// Action counts one action's result.
+func (m *Metrics) Action(kind model.ActionKind, r model.Result) {
+	m.Actions.WithLabelValues(string(kind), string(r)).Inc()
+}
+
+// Delivered observes how long an action took to deliver.
+func (m *Metrics) Delivered(kind model.ActionKind, d time.Duration) {
+	m.ActionDelivery.WithLabelValues(string(kind)).Observe(d.Seconds())
+}
+
+// EpisodesByKind sets a gauge labelled by kind from counts, every kind
+// (zero when absent).
+func EpisodesByKind(g *prometheus.GaugeVec, counts map[model.Kind]int) {
+	for _, k := range model.Kinds {
+		g.WithLabelValues(string(k)).Set(float64(counts[k]))
 	}
 }

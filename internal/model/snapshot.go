@@ -1,4 +1,4 @@
-package kandev
+package model
 
 import (
 	"time"
@@ -61,7 +61,8 @@ type Session struct {
 	StartedAt time.Time
 	// TaskMetadata is the task's metadata (interrupted_at lives there).
 	TaskMetadata authority.Metadata
-	// Current is the current turn by the seed rule; nil when none (D8).
+	// Current is the current turn by the rule (docs/architecture.md);
+	// nil when none (D8).
 	Current *Turn
 	// KandevTurnID is released kandev's current turn (keys 2–4, no lifecycle
 	// exclusion); "" when none.
@@ -73,9 +74,9 @@ type Session struct {
 	SecondOpenStartedAt time.Time
 	// Queued counts queued_messages rows for the session.
 	Queued int
-	// Messages are the current turn's rows that the rules read (see
-	// messagesQuery), plus one aggregate row carrying the newest update of
-	// the turn's other agent messages.
+	// Messages are the current turn's rows that the rules read, plus one
+	// aggregate row carrying the newest update of the turn's other agent
+	// messages.
 	Messages []Message
 	// MalformedMetadata is true when a turn the answer rests on (the open
 	// turns, the newest conversational one, kandev's) or a message read
@@ -112,12 +113,27 @@ type Message struct {
 	Meta      authority.Metadata
 	CreatedAt time.Time // zero when missing or unparseable
 	UpdatedAt time.Time
-
-	// bigMeta is, until the snapshot has read it, what to read metadata
-	// too big to read with the others by (see messageMetadata).
-	bigMeta string
 }
 
 // Aggregate reports whether m stands for "the newest of the turn's other
 // agent messages".
 func (m Message) Aggregate() bool { return m.ID == "" && !m.NullID }
+
+// TurnRow names the turn with this id.
+func TurnRow(id string) RowRef { return RowRef{Table: "task_session_turns", ID: id} }
+
+// TurnRowOf names a turn of a session, by the session when its id is NULL.
+func TurnRowOf(id string, nullID bool, session string) RowRef {
+	if nullID {
+		return RowRef{Table: "task_session_turns", Of: "NULL id, session " + session}
+	}
+	return TurnRow(id)
+}
+
+// MessageRow names a message of the turn, by the turn when its id is NULL.
+func MessageRow(m Message, turn string) RowRef {
+	if m.NullID {
+		return RowRef{Table: "task_session_messages", Of: "NULL id, turn " + turn}
+	}
+	return RowRef{Table: "task_session_messages", ID: m.ID}
+}

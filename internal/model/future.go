@@ -1,4 +1,4 @@
-package kandev
+package model
 
 import "time"
 
@@ -23,7 +23,7 @@ func (s *Snapshot) DropFuture(limit time.Time) {
 		if cur == nil {
 			continue
 		}
-		turn := func() RowRef { return turnRowOf(cur.ID, cur.NullID, ss.ID) }
+		turn := func() RowRef { return TurnRowOf(cur.ID, cur.NullID, ss.ID) }
 		drop(&cur.StartedAt, turn)
 		drop(&cur.CompletedAt, turn)
 		for j := range ss.Messages {
@@ -32,7 +32,7 @@ func (s *Snapshot) DropFuture(limit time.Time) {
 				if m.Aggregate() {
 					return RowRef{Table: "task_session_messages", Of: "newest update, turn " + cur.ID}
 				}
-				return messageRow(*m, cur.ID)
+				return MessageRow(*m, cur.ID)
 			}
 			drop(&m.CreatedAt, row)
 			drop(&m.UpdatedAt, row)

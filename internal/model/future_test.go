@@ -1,4 +1,4 @@
-package kandev
+package model
 
 import (
 	"reflect"

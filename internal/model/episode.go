@@ -1,22 +1,13 @@
-package ledger
+package model
 
 import "time"
-
-// Action states.
-const (
-	StatePending    = "pending"
-	StateClaimed    = "claimed"
-	StateDelivered  = "delivered"
-	StateFailed     = "failed"
-	StateSuperseded = "superseded"
-)
 
 // Episode is one finding's life: it opens when first seen, stays open while
 // scans report it, and resolves when they stop.
 type Episode struct {
 	ID          string
 	Identity    string
-	Kind        string
+	Kind        Kind
 	SessionID   string
 	TaskID      string
 	WorkspaceID string
@@ -32,7 +23,7 @@ type Episode struct {
 	Resolution   string
 	// KindChanges counts unanswered↔shadowed flips.
 	KindChanges int
-	// Finding is the latest finding as JSON (scan.Finding).
+	// Finding is the latest finding as JSON (a scan.Finding).
 	Finding string
 	// Actions are the episode's actions, oldest first.
 	Actions []Action
@@ -47,18 +38,17 @@ type Action struct {
 	EpisodeID string
 	// Seq names the decision within the episode: "step/1/0", "kind/1",
 	// "resolve".
-	Seq    string
-	Step   int
-	Repeat int
-	// Kind is slack, slack_update, nudge, cancel_and_nudge or log.
-	Kind      string
+	Seq       string
+	Step      int
+	Repeat    int
+	Kind      ActionKind
 	Channel   string
 	Mention   string
 	ParentKey string
 	Digest    string
 	// Body is the frozen rendering (JSON).
 	Body        string
-	State       string
+	State       State
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 	NextAttempt time.Time
@@ -75,26 +65,18 @@ type Action struct {
 	Conflicts     int
 }
 
-// Action kinds.
-const (
-	KindSlack          = "slack"
-	KindSlackUpdate    = "slack_update"
-	KindNudge          = "nudge"
-	KindCancelAndNudge = "cancel_and_nudge"
-	KindLog            = "log"
-)
-
 // IsSlack reports whether the action talks to Slack (silences and quiet
 // hours defer those).
-func (a Action) IsSlack() bool { return a.Kind == KindSlack || a.Kind == KindSlackUpdate }
+func (a Action) IsSlack() bool { return a.Kind == ActionSlack || a.Kind == ActionSlackUpdate }
 
 // Terminal reports whether the action is settled for good.
 func (a Action) Terminal() bool {
 	return a.State == StateDelivered || a.State == StateFailed || a.State == StateSuperseded
 }
 
-// State is what a decision reads: the open episodes with their actions.
-type State struct {
+// Ledger is what a decision reads of the ledger: the open episodes with
+// their actions.
+type Ledger struct {
 	// Open are the open episodes with the actions a decision reads, not
 	// every action of their history, and an action's Body only for a Slack
 	// post that went to the top of the channel: see openActionsSQL.
@@ -124,7 +106,7 @@ func (p Plan) Empty() bool {
 // Refresh updates an open episode still reported by the scan.
 type Refresh struct {
 	ID          string
-	Kind        string
+	Kind        Kind
 	KindChanges int
 	TaskTitle   string
 	LastSeen    time.Time
@@ -157,4 +139,37 @@ type Applied struct {
 type Conflict struct {
 	Key          string
 	Stored, Want string // digests
+}
+
+// Due is an action ready for delivery with what delivery needs to know of
+// its episode. It carries neither the action's body nor the episode's
+// finding (both empty): in a storm thousands of actions are due and only a
+// cycle's budget of them is sent, so the frozen text is read with the
+// claim (Claim), for the actions that go out.
+type Due struct {
+	Action
+	Episode Episode
+}
+
+// Claim is a won compare-and-set on one action.
+type Claim struct {
+	Action
+	// Takeover is true when the claim replaced a stale one: the crashed
+	// holder's request may have landed, so delivery looks for evidence first.
+	Takeover bool
+}
+
+// Outcome settles a claimed action.
+type Outcome struct {
+	// State is delivered, failed, superseded, or pending (retry later).
+	State         State
+	ResultChannel string
+	ResultTS      string
+	Error         string
+	// NextAttempt is when a retry may run (pending only).
+	NextAttempt time.Time
+	// Uncertain records that the attempt may have landed.
+	Uncertain bool
+	// Refund gives the attempt back (released without trying).
+	Refund bool
 }
