@@ -111,7 +111,7 @@ func TestFieldKandevSituations(t *testing.T) {
 		}
 		got := map[string][]string{}
 		for _, f := range rep.Findings {
-			got[f.SessionID] = append(got[f.SessionID], f.Kind)
+			got[f.SessionID] = append(got[f.SessionID], string(f.Kind))
 		}
 		for session, kind := range want {
 			sort.Strings(got[session])

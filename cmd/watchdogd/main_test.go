@@ -128,7 +128,7 @@ func TestSameReportOnBothDialects(t *testing.T) {
 	if err := json.Unmarshal([]byte(reports["sqlite"]), &rep); err != nil {
 		t.Fatal(err)
 	}
-	kinds := map[string]bool{}
+	kinds := map[model.Kind]bool{}
 	for _, f := range rep.Findings {
 		kinds[f.Kind] = true
 	}
@@ -179,7 +179,7 @@ func TestDemo(t *testing.T) {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 	for _, k := range model.Kinds {
-		if !strings.Contains(r.stdout, k) {
+		if !strings.Contains(r.stdout, string(k)) {
 			t.Errorf("demo output lacks %s:\n%s", k, r.stdout)
 		}
 	}

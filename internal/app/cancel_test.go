@@ -145,7 +145,7 @@ func setState(t *testing.T, db *kandevtest.SQLite, ws *kandevtest.WSServer, stat
 }
 
 // wantRetry checks how the retry left the action and what kandev got.
-func wantRetry(t *testing.T, a model.Action, ws *kandevtest.WSServer, state string, cancels, messages int) {
+func wantRetry(t *testing.T, a model.Action, ws *kandevtest.WSServer, state model.State, cancels, messages int) {
 	t.Helper()
 	if a.State != state || len(ws.Cancels()) != cancels || len(ws.Messages()) != messages {
 		t.Fatalf("retry: action %s uncertain=%v (%s), want %s; cancels %v, want %d; messages %v, want %d",
@@ -287,7 +287,7 @@ func TestCancelAndNudgeRefusedNudge(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		then  func(t *testing.T, db *kandevtest.SQLite) // what happens in kandev before it answers
-		state string
+		state model.State
 	}{
 		{"a new turn started", newTurn, model.StateSuperseded},
 		{"the session ended", func(t *testing.T, db *kandevtest.SQLite) {

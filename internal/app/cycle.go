@@ -155,7 +155,7 @@ func (c *Cycle) scan(ctx context.Context, now time.Time) (scan.Report, *model.Sn
 }
 
 func (c *Cycle) policyInput(rep scan.Report, snap *model.Snapshot, now time.Time) policy.Input {
-	return policy.Input{Now: now, Findings: rep.Findings, Config: c.Config, Slack: c.Config.Slack != nil,
+	return policy.Input{Now: now, Findings: rep.Findings, Policies: c.Config.Policy, Routing: c.Config.Routing(),
 		Reason: reasonFrom(snap), NewID: uuid.NewString}
 }
 

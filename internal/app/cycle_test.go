@@ -224,7 +224,7 @@ func TestDeletedFirstMessage(t *testing.T) {
 	if len(res.Plan.Resolve) != 1 || res.Counts["superseded"] != 1 || res.Counts["failed"] != 0 {
 		t.Fatalf("resolve %v outcomes %v", res.Plan.Resolve, res.Counts)
 	}
-	if got := testutil.ToFloat64(m.Actions.WithLabelValues(model.ActionSlackUpdate, "failed")); got != 0 {
+	if got := testutil.ToFloat64(m.Actions.WithLabelValues(string(model.ActionSlackUpdate), "failed")); got != 0 {
 		t.Fatalf("failed resolves %v", got)
 	}
 	if n := srv.Calls("chat.update"); n != 1 || len(srv.Messages()) != 0 {

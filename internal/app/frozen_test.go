@@ -63,10 +63,10 @@ func TestFrozenFirstMessage(t *testing.T) {
 			if n, f := srv.Calls("chat.postMessage"), srv.Calls("conversations.replies"); n != 2 || f < 1 {
 				t.Fatalf("%d posts and %d thread reads, want 2 posts (the first message, one reply) and a read", n, f)
 			}
-			if got := testutil.ToFloat64(m.Actions.WithLabelValues(model.ActionSlackUpdate, "failed")); got != 0 {
+			if got := testutil.ToFloat64(m.Actions.WithLabelValues(string(model.ActionSlackUpdate), "failed")); got != 0 {
 				t.Fatalf("%v failed resolves", got)
 			}
-			if got := testutil.ToFloat64(m.Actions.WithLabelValues(model.ActionSlackUpdate, "delivered")); got != 1 {
+			if got := testutil.ToFloat64(m.Actions.WithLabelValues(string(model.ActionSlackUpdate), "delivered")); got != 1 {
 				t.Fatalf("%v delivered resolves, want 1", got)
 			}
 		})

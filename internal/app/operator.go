@@ -211,7 +211,7 @@ func listEpisodes(ctx context.Context, opts Options, st *ledger.Store, now time.
 func resolveEpisode(ctx context.Context, opts Options, cfg *config.Config, st *ledger.Store, now time.Time) error {
 	var resolved *model.Episode
 	_, _, err := st.Decide(ctx, func(s model.Ledger) (model.Plan, error) {
-		in := policy.Input{Now: now, Config: cfg, Slack: cfg.Slack != nil, Reason: func(model.Episode) string { return "resolved by hand" }}
+		in := policy.Input{Now: now, Policies: cfg.Policy, Routing: cfg.Routing(), Reason: func(model.Episode) string { return "resolved by hand" }}
 		var p model.Plan
 		p, resolved = policy.ForceResolve(s, opts.ID, in)
 		render(&p, s, scan.Report{}, cfg, now)
@@ -284,7 +284,7 @@ func runNotifyTest(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	channel, _ := policy.Route(cfg.Slack, model.Episode{WorkspaceID: opts.Workspace})
+	channel, _ := policy.Route(*cfg.Routing(), model.Episode{WorkspaceID: opts.Workspace})
 	if channel == "" {
 		return fmt.Errorf("no Slack route for workspace %q and no slack.default_channel", opts.Workspace)
 	}

@@ -59,9 +59,9 @@ func TestPageClock(t *testing.T) {
 func storm(n int, now time.Time) []model.Episode {
 	var eps []model.Episode
 	for i := range n {
-		kind := "interrupted_session"
+		kind := model.KindInterruptedSession
 		if i%12 < 5 {
-			kind = "stalled_turn"
+			kind = model.KindStalledTurn
 		}
 		eps = append(eps, model.Episode{ID: fmt.Sprint(i), Kind: kind, TaskID: fmt.Sprintf("t%04d", i), Since: now.Add(time.Duration(i-5000) * time.Second)})
 	}

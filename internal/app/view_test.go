@@ -20,7 +20,7 @@ import (
 // TestNewView: the view of the open episodes, oldest first.
 func TestNewView(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	ep := func(id, kind, ws string, ago time.Duration, actions ...model.Action) model.Episode {
+	ep := func(id string, kind model.Kind, ws string, ago time.Duration, actions ...model.Action) model.Episode {
 		return model.Episode{ID: id, Kind: kind, WorkspaceID: ws, TaskID: "task-" + id, Since: now.Add(-ago), Actions: actions}
 	}
 	silences := []policy.Silence{

@@ -78,7 +78,11 @@ func setStr(s *string, def string) {
 // UIEnabled reports whether the status page and API are served.
 func (c *Config) UIEnabled() bool { return c.HTTP.UI == nil || *c.HTTP.UI }
 
-// Routing is where Slack steps go, as policy reads it.
-func (s *Slack) Routing() model.Routing {
-	return model.Routing{DefaultChannel: s.DefaultChannel, DefaultMention: s.DefaultMention, Routes: s.Routes}
+// Routing is where Slack steps go, as policy reads it; nil without a
+// slack: block.
+func (c *Config) Routing() *model.Routing {
+	if c.Slack == nil {
+		return nil
+	}
+	return &model.Routing{DefaultChannel: c.Slack.DefaultChannel, DefaultMention: c.Slack.DefaultMention, Routes: c.Slack.Routes}
 }

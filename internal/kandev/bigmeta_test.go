@@ -230,19 +230,19 @@ func TestBigValuesAreCut(t *testing.T) {
 			t.Fatalf("%s: %d findings, want a question and a permission per session", dc.name, len(rep.Findings))
 		}
 		for _, f := range rep.Findings {
-			cut(t, dc.name+" "+f.Key()+" title", f.TaskTitle, kandev.MaxText)
+			cut(t, dc.name+" "+f.Key()+" title", f.TaskTitle, model.MaxText)
 			switch f.Kind {
 			case model.KindUnansweredClarification:
 				q := f.Detail.Questions[0]
-				cut(t, dc.name+" "+f.Key()+" question title", q.Title, kandev.MaxText)
-				cut(t, dc.name+" "+f.Key()+" prompt", q.Prompt, kandev.MaxText)
-				cut(t, dc.name+" "+f.Key()+" label", q.Options[0].Label, kandev.MaxOptionText)
-				cut(t, dc.name+" "+f.Key()+" description", q.Options[0].Description, kandev.MaxOptionText)
-				if len(q.Options) != kandev.MaxOptions || q.Options[kandev.MaxOptions-1] != (scan.Option{Label: kandev.CutMark}) {
-					t.Errorf("%s %s: %d options, the last %+v: want %d, the last the mark", dc.name, f.Key(), len(q.Options), q.Options[len(q.Options)-1], kandev.MaxOptions)
+				cut(t, dc.name+" "+f.Key()+" question title", q.Title, model.MaxText)
+				cut(t, dc.name+" "+f.Key()+" prompt", q.Prompt, model.MaxText)
+				cut(t, dc.name+" "+f.Key()+" label", q.Options[0].Label, model.MaxOptionText)
+				cut(t, dc.name+" "+f.Key()+" description", q.Options[0].Description, model.MaxOptionText)
+				if len(q.Options) != model.MaxOptions || q.Options[model.MaxOptions-1] != (scan.Option{Label: model.CutMark}) {
+					t.Errorf("%s %s: %d options, the last %+v: want %d, the last the mark", dc.name, f.Key(), len(q.Options), q.Options[len(q.Options)-1], model.MaxOptions)
 				}
 			case model.KindPendingPermission:
-				cut(t, dc.name+" "+f.Key()+" permission", f.Detail.Permission, kandev.MaxText)
+				cut(t, dc.name+" "+f.Key()+" permission", f.Detail.Permission, model.MaxText)
 			}
 		}
 		out, _ := json.Marshal(rep.Findings)
@@ -256,8 +256,8 @@ func TestBigValuesAreCut(t *testing.T) {
 // cut checks that s was cut to n characters and says so.
 func cut(t *testing.T, what, s string, n int) {
 	t.Helper()
-	if got := utf8.RuneCountInString(s); got != n || !strings.HasSuffix(s, kandev.CutMark) {
-		t.Errorf("%s: %d characters ending %q, want %d ending %q", what, got, s[max(0, len(s)-12):], n, kandev.CutMark)
+	if got := utf8.RuneCountInString(s); got != n || !strings.HasSuffix(s, model.CutMark) {
+		t.Errorf("%s: %d characters ending %q, want %d ending %q", what, got, s[max(0, len(s)-12):], n, model.CutMark)
 	}
 }
 

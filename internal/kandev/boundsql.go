@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/watchdogd/watchdogd/internal/authority"
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // The statements' side of the bound on agent-written values (bound.go):
@@ -138,7 +139,7 @@ func sqliteOps(x string) jsonOps {
 		return fmt.Sprintf(`'[' || COALESCE((SELECT group_concat(CASE WHEN %[1]s THEN %[2]s ELSE %[3]s END, ',' ORDER BY e.k)
         FROM (SELECT i.key AS k, jsonb_extract(%[4]s, %[5]s || '[' || i.key || ']') AS b FROM json_each('%[6]s') i
           WHERE i.key < json_array_length(%[4]s, %[5]s)) e), '') || ']'`,
-			o.is(el, "object"), cutObject(sqliteOps("e.b"), "'$'", optionMembers(), false), o.value(el, readOptionText), x, at, indexes(MaxOptions+1))
+			o.is(el, "object"), cutObject(sqliteOps("e.b"), "'$'", optionMembers(), false), o.value(el, readOptionText), x, at, indexes(model.MaxOptions+1))
 	}
 	o.raw = func(key string) string { return fmt.Sprintf(`instr(%s, '"%s"') > 0`, x, key) }
 	return o
@@ -190,7 +191,7 @@ func postgresOps(raw string) jsonOps {
 			o := postgresOps(raw)
 			return fmt.Sprintf(`'[' || COALESCE((SELECT string_agg(CASE WHEN jsonb_typeof(o.value) = 'object' THEN %[1]s ELSE %[2]s END, ',' ORDER BY o.n)
         FROM jsonb_array_elements(%[3]s) WITH ORDINALITY o(value, n) WHERE o.n <= %[4]d), '') || ']'`,
-				cutObject(o, "o.value", optionMembers(), false), o.value("o.value", readOptionText), at, MaxOptions+1)
+				cutObject(o, "o.value", optionMembers(), false), o.value("o.value", readOptionText), at, model.MaxOptions+1)
 		},
 		raw: func(key string) string { return fmt.Sprintf(`strpos(%s, '"%s"') > 0`, raw, key) },
 	}

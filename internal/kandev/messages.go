@@ -200,7 +200,7 @@ func (r *Reader) messages(snap *model.Snapshot, turn string, newest stamp, newes
 		m := model.Message{ID: deref(a[0]), NullID: a[0] == nil, Meta: authority.ParseMetadata(r.dialect, a[4])}
 		row := model.MessageRow(m, turn)
 		m.CreatedAt, m.UpdatedAt = parseStamp(snap, a[5], row), parseStamp(snap, a[6], row)
-		m.Author, m.Type, m.Content = deref(a[1]), deref(a[2]), Cut(deref(a[3]), MaxText)
+		m.Author, m.Type, m.Content = deref(a[1]), deref(a[2]), model.Cut(deref(a[3]), model.MaxText)
 		whole = append(whole, rowOf{m, deref(a[7])})
 	}
 	for _, a := range byUser {

@@ -64,14 +64,14 @@ func TestNullIDsNeverBlindTheScan(t *testing.T) {
 	}
 	found := map[string]scan.Finding{}
 	for _, f := range scan.Findings(snap, scan.Options{Thresholds: scan.DefaultThresholds()}, now).Findings {
-		found[f.SessionID+" "+f.Kind] = f
+		found[f.SessionID+" "+string(f.Kind)] = f
 	}
 	for _, id := range []string{"null-older", "null-question", "control"} {
-		if _, ok := found[id+" "+model.KindUnansweredClarification]; !ok {
+		if _, ok := found[id+" "+string(model.KindUnansweredClarification)]; !ok {
 			t.Errorf("%s: the pending question was not found", id)
 		}
 	}
-	if f, ok := found["null-current "+model.KindNeverStarted]; !ok || f.TurnID != nil {
+	if f, ok := found["null-current "+string(model.KindNeverStarted)]; !ok || f.TurnID != nil {
 		t.Errorf("null-current: never_started %v (turn %v), want one naming no turn", ok, f.TurnID)
 	}
 }

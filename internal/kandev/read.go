@@ -126,7 +126,7 @@ func (c *sessionCols) session(snap *model.Snapshot) model.Session {
 	return model.Session{
 		ID: c.id.String, TaskID: c.taskID, State: c.state, IsPrimary: bool(c.primary),
 		StartedAt:    c.started.time(snap, model.RowRef{Table: "task_sessions", ID: c.id.String}),
-		TaskTitle:    Cut(c.title.String, MaxText),
+		TaskTitle:    model.Cut(c.title.String, model.MaxText),
 		WorkspaceID:  c.workspace.String,
 		TaskMetadata: authority.ParseMetadata(snap.Dialect, nullPtr(c.taskMeta)),
 		Queued:       int(c.queued),

@@ -130,7 +130,7 @@ func TestDecideAndConflicts(t *testing.T) {
 			}
 			// After a resolve, the identity may open again (a new episode).
 			_, _, err = s.Decide(ctx, func(model.Ledger) (model.Plan, error) {
-				return model.Plan{Now: t0, model.Resolve: []model.Resolve{{ID: "ep1", At: t0, Reason: "answered"}}, Supersede: []string{"k1"}}, nil
+				return model.Plan{Now: t0, Resolve: []model.Resolve{{ID: "ep1", At: t0, Reason: "answered"}}, Supersede: []string{"k1"}}, nil
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -194,10 +194,10 @@ func TestClaimIsExclusive(t *testing.T) {
 			if err != nil || !ok || !c.Takeover {
 				t.Fatalf("stale claim takeover: ok=%v takeover=%v err=%v", ok, c.Takeover, err)
 			}
-			if err := s.Settle(ctx, "k1", a.ClaimToken, model.Outcome{model.Ledger: model.StateDelivered}, t0); !errors.Is(err, ledger.ErrLostClaim) {
+			if err := s.Settle(ctx, "k1", a.ClaimToken, model.Outcome{State: model.StateDelivered}, t0); !errors.Is(err, ledger.ErrLostClaim) {
 				t.Fatalf("the first holder settled after a takeover: %v", err)
 			}
-			if err := s.Settle(ctx, "k1", "tok-r", model.Outcome{model.Ledger: model.StateDelivered, ResultChannel: "C1", ResultTS: "1.2"}, t0); err != nil {
+			if err := s.Settle(ctx, "k1", "tok-r", model.Outcome{State: model.StateDelivered, ResultChannel: "C1", ResultTS: "1.2"}, t0); err != nil {
 				t.Fatal(err)
 			}
 			if due, _ := s.DueActions(ctx, t0.Add(time.Hour), time.Minute); len(due) != 0 {
@@ -222,7 +222,7 @@ func TestRetryBackoff(t *testing.T) {
 			if _, ok, err := s.Claim(ctx, "k1", "p", "tok", t0, time.Minute); !ok || err != nil {
 				t.Fatal("claim", err)
 			}
-			if err := s.Settle(ctx, "k1", "tok", model.Outcome{model.Ledger: model.StatePending, NextAttempt: t0.Add(30 * time.Second), Error: "HTTP 503", Uncertain: true}, t0); err != nil {
+			if err := s.Settle(ctx, "k1", "tok", model.Outcome{State: model.StatePending, NextAttempt: t0.Add(30 * time.Second), Error: "HTTP 503", Uncertain: true}, t0); err != nil {
 				t.Fatal(err)
 			}
 			if due, _ := s.DueActions(ctx, t0.Add(29*time.Second), time.Minute); len(due) != 0 {
@@ -367,7 +367,7 @@ func TestPrune(t *testing.T) {
 				return c
 			}
 			deliver := func(key string) {
-				if err := s.Settle(ctx, key, "tok-"+key, model.Outcome{model.Ledger: model.StateDelivered, ResultChannel: "C1", ResultTS: "1.1"}, t0); err != nil {
+				if err := s.Settle(ctx, key, "tok-"+key, model.Outcome{State: model.StateDelivered, ResultChannel: "C1", ResultTS: "1.1"}, t0); err != nil {
 					t.Fatalf("settle %s: %v", key, err)
 				}
 			}
@@ -377,7 +377,7 @@ func TestPrune(t *testing.T) {
 			claim("k-recent")
 			deliver("k-recent")
 			_, _, err = s.Decide(ctx, func(model.Ledger) (model.Plan, error) {
-				return model.Plan{Now: t0, model.Resolve: []model.Resolve{{ID: "settled", At: t0, Reason: "completed"},
+				return model.Plan{Now: t0, Resolve: []model.Resolve{{ID: "settled", At: t0, Reason: "completed"},
 					{ID: "pending", At: t0, Reason: "completed"}, {ID: "claimed", At: t0, Reason: "completed"},
 					{ID: "recent", At: t0.Add(40 * day), Reason: "completed"}}}, nil
 			})
@@ -405,7 +405,7 @@ func TestPrune(t *testing.T) {
 			// Once the held-back edit and the claim settle, they go too.
 			claim("k-pending")
 			deliver("k-pending")
-			if err := s.Settle(ctx, "k-claimed", "tok-k-claimed", model.Outcome{model.Ledger: model.StateFailed, Error: "channel_not_found"}, t0); err != nil {
+			if err := s.Settle(ctx, "k-claimed", "tok-k-claimed", model.Outcome{State: model.StateFailed, Error: "channel_not_found"}, t0); err != nil {
 				t.Fatal(err)
 			}
 			if n, err := s.Prune(ctx, t0.Add(30*day)); err != nil || n != 2 {

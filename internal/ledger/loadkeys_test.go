@@ -36,7 +36,7 @@ func TestPeekForLoadsLeftOutActions(t *testing.T) {
 				if _, ok, err := s.Claim(ctx, a.Key, "test", "tok-"+a.Key, at, time.Minute); err != nil || !ok {
 					t.Fatalf("claim %s: %v %v", a.Key, ok, err)
 				}
-				if err := s.Settle(ctx, a.Key, "tok-"+a.Key, model.Outcome{model.Ledger: model.StateDelivered, ResultChannel: "C1", ResultTS: "1.0"}, at); err != nil {
+				if err := s.Settle(ctx, a.Key, "tok-"+a.Key, model.Outcome{State: model.StateDelivered, ResultChannel: "C1", ResultTS: "1.0"}, at); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -64,10 +64,11 @@ const simPolicyEdited = simSlack + `policy:
 
 // subject is one thing the simulated scans keep finding or not.
 type subject struct {
-	kind, session, pending string
-	present                bool
-	since                  time.Time
-	turn                   int
+	kind             model.Kind
+	session, pending string
+	present          bool
+	since            time.Time
+	turn             int
 }
 
 func (s *subject) finding(now time.Time) scan.Finding {
@@ -132,7 +133,7 @@ func TestOpenStateDecidesAsTheFullHistory(t *testing.T) {
 							sb.present = false
 						}
 						if sb.present && sb.pending != "" && sb.kind != model.KindPendingPermission && rng.IntN(4) == 0 {
-							sb.kind = map[string]string{model.KindUnansweredClarification: model.KindShadowedClarification,
+							sb.kind = map[model.Kind]model.Kind{model.KindUnansweredClarification: model.KindShadowedClarification,
 								model.KindShadowedClarification: model.KindUnansweredClarification}[sb.kind]
 						}
 						if sb.present {
@@ -143,7 +144,7 @@ func TestOpenStateDecidesAsTheFullHistory(t *testing.T) {
 					cfg := policies[int(now.Sub(t0)/(3*time.Hour))%2]
 					in := func() policy.Input {
 						next := ids
-						return policy.Input{Now: now, Findings: findings, Config: cfg, Slack: true,
+						return policy.Input{Now: now, Findings: findings, Policies: cfg.Policy, Routing: cfg.Routing(),
 							Reason: func(model.Episode) string { return "cleared" },
 							NewID:  func() string { next++; return fmt.Sprintf("ep-%06d", next) }}
 					}
@@ -253,13 +254,13 @@ func deliverSome(t *testing.T, s *ledger.Store, rng *rand.Rand, now time.Time) {
 		case 1:
 			continue // the holder crashed: claimed until the claim goes stale
 		case 2, 5:
-			o = model.Outcome{model.Ledger: model.StateFailed, Error: "channel_not_found"}
+			o = model.Outcome{State: model.StateFailed, Error: "channel_not_found"}
 		case 3:
-			o = model.Outcome{model.Ledger: model.StatePending, Error: "timeout", Uncertain: true, NextAttempt: now.Add(5 * time.Second)}
+			o = model.Outcome{State: model.StatePending, Error: "timeout", Uncertain: true, NextAttempt: now.Add(5 * time.Second)}
 		case 4, 6, 7:
-			o = model.Outcome{model.Ledger: model.StateSuperseded, Error: "the turn moved on"}
+			o = model.Outcome{State: model.StateSuperseded, Error: "the turn moved on"}
 		default:
-			o = model.Outcome{model.Ledger: model.StateDelivered, ResultChannel: "C1", ResultTS: fmt.Sprintf("%d.000100", now.Unix())}
+			o = model.Outcome{State: model.StateDelivered, ResultChannel: "C1", ResultTS: fmt.Sprintf("%d.000100", now.Unix())}
 		}
 		if err := s.Settle(ctx, d.Key, token, o, now); err != nil {
 			t.Fatalf("settle %s: %v", d.Key, err)

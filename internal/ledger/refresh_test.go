@@ -52,8 +52,8 @@ func TestRefreshManyEpisodes(t *testing.T) {
 			s := open(t, d.url(t))
 			manyEpisodes(t, s, 2500)
 			if _, _, err := s.Decide(ctx, func(model.Ledger) (model.Plan, error) {
-				return model.Plan{Now: t0, model.Missing: []model.Missing{{ID: "ep-0007", Since: t0}},
-					model.Resolve: []model.Resolve{{ID: "ep-0042", At: t0, Reason: "answered"}}}, nil
+				return model.Plan{Now: t0, Missing: []model.Missing{{ID: "ep-0007", Since: t0}},
+					Resolve: []model.Resolve{{ID: "ep-0042", At: t0, Reason: "answered"}}}, nil
 			}); err != nil {
 				t.Fatal(err)
 			}
@@ -160,7 +160,7 @@ func longOpenEpisodes(t testing.TB, s *ledger.Store, n, replies int) {
 		if _, ok, err := s.Claim(ctx, a.Key, "test", "tok", a.CreatedAt, time.Minute); !ok || err != nil {
 			t.Fatalf("claim %s: %v %v", a.Key, ok, err)
 		}
-		if err := s.Settle(ctx, a.Key, "tok", model.Outcome{model.Ledger: model.StateDelivered, ResultChannel: "C1", ResultTS: "1.1"}, a.CreatedAt); err != nil {
+		if err := s.Settle(ctx, a.Key, "tok", model.Outcome{State: model.StateDelivered, ResultChannel: "C1", ResultTS: "1.1"}, a.CreatedAt); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -257,8 +257,8 @@ func TestOpenStateLoadsBodyInPlaceOfAFailedFirstPost(t *testing.T) {
 				t.Fatal(err)
 			}
 			for a, o := range map[string]model.Outcome{
-				first.Key:  {model.Ledger: model.StateFailed, Error: "channel_not_found"},
-				second.Key: {model.Ledger: model.StateDelivered, ResultChannel: "C1", ResultTS: "1.0"},
+				first.Key:  {State: model.StateFailed, Error: "channel_not_found"},
+				second.Key: {State: model.StateDelivered, ResultChannel: "C1", ResultTS: "1.0"},
 			} {
 				if _, ok, err := s.Claim(ctx, a, "test", "tok", t0.Add(2*time.Minute), time.Minute); err != nil || !ok {
 					t.Fatalf("claim %s: %v %v", a, ok, err)

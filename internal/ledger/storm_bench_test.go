@@ -183,11 +183,11 @@ func TestStormDecisions(t *testing.T) {
 				if err != nil || e.ResolvedAt.IsZero() || e.MissingSince.IsZero() || e.Resolution != "the turn completed" {
 					t.Fatalf("%s: %v %+v", id, err, e)
 				}
-				states := map[string]string{}
+				states := map[string]model.State{}
 				for _, a := range e.Actions {
 					states[a.Key] = a.State
 				}
-				want := map[string]string{"k" + id: model.StatePending, "n" + id: model.StateSuperseded, "r" + id: model.StatePending}
+				want := map[string]model.State{"k" + id: model.StatePending, "n" + id: model.StateSuperseded, "r" + id: model.StatePending}
 				if !maps.Equal(states, want) {
 					t.Fatalf("%s's actions: %v, want %v", id, states, want)
 				}

@@ -22,12 +22,12 @@ const (
 	KindMultipleOpenTurns       Kind = "multiple_open_turns"
 )
 
-// Kinds lists every finding kind, in the order operators read them. Every
-// list keyed by kind (config defaults, metrics' labels, wording, the
-// runbook) is held to it by a test.
+// Kinds lists every finding kind: first those a person owes an answer
+// to, then those of a turn's progress. Every list keyed by kind (config
+// defaults, metrics' labels, wording, the runbook) is held to it by a test.
 var Kinds = []Kind{
-	KindStalledTurn, KindNeverStarted, KindUnansweredClarification, KindShadowedClarification,
-	KindPendingPermission, KindInterruptedSession, KindMultipleOpenTurns,
+	KindUnansweredClarification, KindShadowedClarification, KindPendingPermission,
+	KindNeverStarted, KindStalledTurn, KindInterruptedSession, KindMultipleOpenTurns,
 }
 
 // KindNames lists the kinds for a message: "stalled_turn, never_started, …".

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
@@ -21,10 +20,12 @@ const TemplateVersion = "1"
 type Input struct {
 	Now      time.Time
 	Findings []scan.Finding
-	Config   *config.Config
-	// Slack is false when the config has no slack: block; Slack steps then
-	// run as log.
-	Slack bool
+	// Policies are the ladders by finding kind; a kind without one takes
+	// model.DefaultPolicy.
+	Policies map[model.Kind]*model.Policy
+	// Routing is where Slack steps go; nil when the config has no slack:
+	// block, and Slack steps then run as log.
+	Routing *model.Routing
 	// Reason says how an episode cleared ("the turn completed", "answered",
 	// "the session ended"), from the current snapshot.
 	Reason func(model.Episode) string
@@ -112,7 +113,7 @@ type planner struct {
 }
 
 func (p *planner) policy(kind model.Kind) *model.Policy {
-	if pol, ok := p.in.Config.Policy[kind]; ok && pol != nil {
+	if pol, ok := p.in.Policies[kind]; ok && pol != nil {
 		return pol
 	}
 	def := model.DefaultPolicy(kind)
@@ -201,7 +202,7 @@ func Wanted(st model.Ledger, in Input) []string {
 // to compare digests: it goes into the plan when the digest changed (a
 // conflict, for the ledger to count), not when it is the same.
 func (p *planner) decide(e model.Episode, seq string, step, repeat int, action model.ActionKind, mention bool) {
-	kind := actionKind(action, e.Kind, p.in.Slack)
+	kind := actionKind(action, e.Kind, p.in.Routing != nil)
 	key := Key(e.ID, seq)
 	a := model.Action{Key: key, EpisodeID: e.ID, Seq: seq, Step: step, Repeat: repeat, Kind: kind,
 		CreatedAt: p.in.Now, NextAttempt: p.in.Now}
@@ -225,7 +226,7 @@ func (p *planner) decide(e model.Episode, seq string, step, repeat int, action m
 		}
 	}
 	if kind == model.ActionSlack {
-		a.Channel, a.Mention = Route(p.in.Config.Slack, e)
+		a.Channel, a.Mention = Route(*p.in.Routing, e)
 		if !mention {
 			a.Mention = ""
 		}
@@ -259,7 +260,7 @@ func (p *planner) missing(e model.Episode) {
 	// Edit the first message in place when it was (or may have been) sent.
 	// A first message that never went out resolves silently.
 	first := firstSlack(e, nil)
-	if first == nil || !p.policy(e.Kind).ResolveEnabled() || !p.in.Slack {
+	if first == nil || !p.policy(e.Kind).ResolveEnabled() || p.in.Routing == nil {
 		return
 	}
 	mayHaveLanded := first.State == model.StateDelivered || first.State == model.StateClaimed || first.State == model.StatePending && first.Uncertain

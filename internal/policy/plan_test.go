@@ -15,10 +15,14 @@ var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
 func strp(s string) *string { return &s }
 
-func finding(kind string, since time.Time) scan.Finding {
+func finding(kind model.Kind, since time.Time) scan.Finding {
 	return scan.Finding{Kind: kind, SessionID: "s1", TaskID: "t1", TaskTitle: "Fix login", WorkspaceID: "ws-web",
 		TurnID: strp("turn-1"), PendingID: strp("p1"), SinceTime: since}
 }
+
+// configure gives a decision c's ladders and routing (none without a
+// slack: block).
+func configure(in *Input, c *config.Config) { in.Policies, in.Routing = c.Policy, c.Routing() }
 
 func cfgWith(yaml string) *config.Config {
 	c, err := config.Parse("test.yaml", []byte(yaml), func(string) string { return "tok" })
@@ -41,14 +45,14 @@ slack:
 
 func input(now time.Time, fs ...scan.Finding) Input {
 	n := 0
-	return Input{Now: now, Findings: fs, Config: slackCfg, Slack: true,
+	return Input{Now: now, Findings: fs, Policies: slackCfg.Policy, Routing: slackCfg.Routing(),
 		Reason: func(model.Episode) string { return "answered" },
 		NewID:  func() string { n++; return fmt.Sprintf("ep%d", n) }}
 }
 
 // episode turns a plan's new episode plus decided actions (with states)
 // into ledger state for the next cycle.
-func episode(p model.Plan, states ...string) model.Ledger {
+func episode(p model.Plan, states ...model.State) model.Ledger {
 	e := p.Open[0]
 	for i, a := range p.Actions {
 		a.State = model.StatePending
@@ -63,7 +67,7 @@ func episode(p model.Plan, states ...string) model.Ledger {
 func seqs(as []model.Action) string {
 	var out []string
 	for _, a := range as {
-		s := a.Seq + ":" + a.Kind
+		s := a.Seq + ":" + string(a.Kind)
 		if a.Channel != "" {
 			s += "@" + a.Channel
 		}
@@ -122,18 +126,18 @@ func TestDecideRules(t *testing.T) {
 	shadowed.Kind = model.KindShadowedClarification
 	ops := stalled
 	ops.WorkspaceID = "ws-ops"
-	open := func(f scan.Finding, states ...string) model.Ledger {
+	open := func(f scan.Finding, states ...model.State) model.Ledger {
 		return episode(Decide(model.Ledger{}, input(t0, f)), states...)
 	}
 	noSlack := input(t0.Add(40*m), stalled)
-	noSlack.Config, noSlack.Slack = cfgWith(""), false
+	configure(&noSlack, cfgWith(""))
 	// nudging is input under a config that nudges every kind at once, as
 	// check-config would refuse: policy must not rely on it.
-	nudging := func(action string, f scan.Finding) Input {
+	nudging := func(action model.ActionKind, f scan.Finding) Input {
 		in := input(t0, f)
 		c := *slackCfg
-		c.Policy = map[string]*model.Policy{f.Kind: {Steps: []model.Step{{Action: action}}}}
-		in.Config = &c
+		c.Policy = map[model.Kind]*model.Policy{f.Kind: {Steps: []model.Step{{Action: action}}}}
+		configure(&in, &c)
 		return in
 	}
 	permission, interrupted := question, question
@@ -217,7 +221,7 @@ func TestDecideRules(t *testing.T) {
 		// with its new digest, for the ledger to count the conflict.
 		{"a step decided otherwise now is a conflict", open(stalled, model.StatePending), func() Input {
 			in := input(t0.Add(m), stalled)
-			in.Config = cfgWith("slack:\n  token_file: /dev/null\n  default_channel: C-new\n")
+			configure(&in, cfgWith("slack:\n  token_file: /dev/null\n  default_channel: C-new\n"))
 			return in
 		}(), "step/stalled_turn/0/0:slack@C-new", nil},
 	}
@@ -242,7 +246,7 @@ func TestResolveHold(t *testing.T) {
 	cfg := cfgWith("policy:\n  stalled_turn:\n    resolve_hold: 5m\n")
 	f := finding(model.KindStalledTurn, t0.Add(-20*m))
 	in := input(t0, f)
-	in.Config, in.Slack = cfg, false
+	configure(&in, cfg) // no slack: block
 	st := episode(Decide(model.Ledger{}, in), model.StateDelivered)
 	in.Now, in.Findings = t0.Add(m), nil
 	p := Decide(st, in)
@@ -267,7 +271,7 @@ func TestDigestFollowsConfig(t *testing.T) {
 	f := finding(model.KindStalledTurn, t0)
 	a := Decide(model.Ledger{}, input(t0, f)).Actions[0]
 	in := input(t0, f)
-	in.Config = cfgWith("slack:\n  token_file: /dev/null\n  default_channel: C-other\n")
+	configure(&in, cfgWith("slack:\n  token_file: /dev/null\n  default_channel: C-other\n"))
 	b := Decide(model.Ledger{}, in).Actions[0]
 	if a.Key != b.Key || a.Digest == b.Digest {
 		t.Fatalf("key %s/%s digest %s/%s", a.Key, b.Key, a.Digest, b.Digest)
@@ -362,7 +366,7 @@ func TestNoRepeatOnTheHeelsOfAPost(t *testing.T) {
 // TestIdentity: what matches a finding to its episode across cycles.
 func TestIdentity(t *testing.T) {
 	long := func(c string) *string { return strp(strings.Repeat(c, 600)) }
-	with := func(kind string, pending *string) scan.Finding {
+	with := func(kind model.Kind, pending *string) scan.Finding {
 		f := finding(kind, t0)
 		f.PendingID = pending
 		return f

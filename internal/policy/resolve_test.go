@@ -15,7 +15,7 @@ import (
 func TestForceResolve(t *testing.T) {
 	m := time.Minute
 	held := cfgWith("slack:\n  token_file: /dev/null\n  default_channel: C-default\npolicy:\n  stalled_turn:\n    resolve_hold: 1h\n")
-	opened := func(first string, uncertain bool) model.Ledger {
+	opened := func(first model.State, uncertain bool) model.Ledger {
 		in := input(t0, finding(model.KindStalledTurn, t0.Add(-20*m)))
 		st := episode(Decide(model.Ledger{}, in), first)
 		st.Open[0].Actions[0].Uncertain = uncertain
@@ -66,9 +66,12 @@ func TestForceResolve(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			in := input(t0.Add(2*m), finding(model.KindStalledTurn, t0.Add(-20*m)))
-			in.Slack, in.Reason = tt.slack, func(model.Episode) string { return "resolved by hand" }
+			in.Reason = func(model.Episode) string { return "resolved by hand" }
 			if tt.hold {
-				in.Config = held
+				configure(&in, held)
+			}
+			if !tt.slack {
+				in.Routing = nil
 			}
 			tt.state.Open[0].MissingSince = tt.missing
 			p, e := ForceResolve(tt.state, tt.id, in)

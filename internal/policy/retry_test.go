@@ -10,7 +10,7 @@ import (
 
 // TestRetryFailed: which failed actions `episodes retry` queues again.
 func TestRetryFailed(t *testing.T) {
-	act := func(key, state string, created time.Duration) model.Action {
+	act := func(key string, state model.State, created time.Duration) model.Action {
 		return model.Action{Key: key, State: state, CreatedAt: t0.Add(created)}
 	}
 	ep := func(id string, acts ...model.Action) model.Episode {

@@ -3,16 +3,12 @@ package policy
 import (
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // Route picks an episode's Slack channel and mention: the first matching
 // route wins, else slack.default_channel with slack.default_mention.
-func Route(s *config.Slack, e model.Episode) (channel, mention string) {
-	if s == nil {
-		return "", ""
-	}
+func Route(s model.Routing, e model.Episode) (channel, mention string) {
 	for _, r := range s.Routes {
 		if Matches(r.Match, e) {
 			return r.Channel, r.Mention

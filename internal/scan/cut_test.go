@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/model"
 )
 
@@ -20,7 +19,7 @@ func TestQuestionTextIsCut(t *testing.T) {
 		}
 		return out
 	}
-	cut := func(s string, n int) string { return string([]rune(s)[:n-5]) + kandev.CutMark }
+	cut := func(s string, n int) string { return string([]rune(s)[:n-5]) + model.CutMark }
 	for _, c := range []struct {
 		name                string
 		title, prompt       string
@@ -42,7 +41,7 @@ func TestQuestionTextIsCut(t *testing.T) {
 			t.Errorf("%s: title %d characters, prompt %d, %d options, the first %q", c.name,
 				len([]rune(q.Title)), len([]rune(q.Prompt)), len(q.Options), q.Options[0])
 		}
-		if last := q.Options[len(q.Options)-1]; (len(c.options) > 100) != (last == Option{Label: kandev.CutMark}) {
+		if last := q.Options[len(q.Options)-1]; (len(c.options) > 100) != (last == Option{Label: model.CutMark}) {
 			t.Errorf("%s: the last option is %q", c.name, last)
 		}
 	}

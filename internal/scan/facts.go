@@ -5,7 +5,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/model"
 )
 
@@ -221,17 +220,17 @@ type optionMeta struct {
 
 // question reads a clarification row's question: question_id, else
 // question.id; title, prompt and options from question, else the content.
-// The agent's text is cut as it is decoded (kandev.MaxText, MaxOptionText,
+// The agent's text is cut as it is decoded (model.MaxText, MaxOptionText,
 // MaxOptions).
 func question(m model.Message) Question {
 	var q Question
 	if raw, ok := m.Meta.Raw("question"); ok {
 		var qm questionMeta
 		if json.Unmarshal([]byte(raw), &qm) == nil {
-			q.ID, q.Title, q.Prompt = qm.ID, kandev.Cut(qm.Title, kandev.MaxText), kandev.Cut(qm.Prompt, kandev.MaxText)
-			for _, o := range kandev.CutOptions(qm.Options, kandev.MaxOptions, optionMeta{Label: kandev.CutMark}) {
-				q.Options = append(q.Options, Option{ID: o.ID, Label: kandev.Cut(o.Label, kandev.MaxOptionText),
-					Description: kandev.Cut(o.Description, kandev.MaxOptionText)})
+			q.ID, q.Title, q.Prompt = qm.ID, model.Cut(qm.Title, model.MaxText), model.Cut(qm.Prompt, model.MaxText)
+			for _, o := range model.CutOptions(qm.Options, model.MaxOptions, optionMeta{Label: model.CutMark}) {
+				q.Options = append(q.Options, Option{ID: o.ID, Label: model.Cut(o.Label, model.MaxOptionText),
+					Description: model.Cut(o.Description, model.MaxOptionText)})
 			}
 		}
 	}

@@ -1,10 +1,10 @@
-package kandev_test
+package model_test
 
 import (
 	"slices"
 	"testing"
 
-	"github.com/watchdogd/watchdogd/internal/kandev"
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // TestCut: a value is cut to n characters, the mark included, by UTF-8
@@ -28,7 +28,7 @@ func TestCut(t *testing.T) {
 		// n shorter than the mark: the mark alone still says so.
 		{"tiny n", "abcdefgh", 3, "… cut"},
 	} {
-		if got := kandev.Cut(c.in, c.n); got != c.want {
+		if got := model.Cut(c.in, c.n); got != c.want {
 			t.Errorf("%s: Cut(%q, %d) = %q, want %q", c.name, c.in, c.n, got, c.want)
 		}
 	}
@@ -44,7 +44,7 @@ func TestCutOptions(t *testing.T) {
 		{[]string{"a", "b", "c", "d"}, []string{"a", "b", "cut"}}, // n+1: n-1 and the mark
 	} {
 		in := slices.Clone(c.in)
-		if got := kandev.CutOptions(in, 3, "cut"); !slices.Equal(got, c.want) {
+		if got := model.CutOptions(in, 3, "cut"); !slices.Equal(got, c.want) {
 			t.Errorf("CutOptions(%q, 3) = %q, want %q", c.in, got, c.want)
 		}
 		if !slices.Equal(in, c.in) {
