@@ -32,7 +32,7 @@ type Reader struct {
 	// and stop at the first match ("" when kandev's file has no such index).
 	probeIndex string
 	// onStatement is called once per SQL statement a snapshot runs; tests
-	// count statements with it (DESIGN §3: a fixed number per snapshot).
+	// count statements with it (a snapshot runs a fixed number of them).
 	onStatement func(query string)
 	// lastSessions is the previous full snapshot's session count, the
 	// capacity the next one starts with: growing a slice of 10,000 Sessions
@@ -119,7 +119,7 @@ func (r *Reader) openPostgres(dsn string) (*pgx.ConnConfig, error) {
 		// (PgBouncer before 1.21, RDS Proxy, Supavisor) hands each
 		// transaction another server connection, where a named statement
 		// cached on the last one does not exist. A scan runs each
-		// statement once a cycle, so the cache saved nothing.
+		// statement once a cycle, so a cache would save nothing.
 		cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
 	}
 	r.db = pgPool(cfg, true)
@@ -215,9 +215,9 @@ func (r *Reader) checkSchema(ctx context.Context) error {
 //
 // kandev's analytics store adds (task_session_id, started_at, completed_at)
 // at every start. Where both exist the probes name that one, whichever
-// order SQLite lists them in: it holds completed_at too, and the scan's
-// statements took 13–15 % less time on it at the benchmark's medium size
-// (docs/benchmarks.md).
+// order SQLite lists them in: it holds completed_at too, so the open-turn
+// probe tests it in the index before reading a turn's row (measured: see
+// docs/benchmarks-notes.md).
 func (r *Reader) findProbeIndex(ctx context.Context) error {
 	var covering string
 	rows, err := r.db.QueryContext(ctx, `SELECT il.name,

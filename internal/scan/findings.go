@@ -24,7 +24,7 @@ func Findings(snap *kandev.Snapshot, opts Options, now time.Time) Report {
 	// kandev's snapshot already holds its sessions in byte order of id
 	// (the reader sorts them), so checking is all this costs on a real
 	// scan; a snapshot built by hand is still sorted. A SessionReport is
-	// large, so a needless sort of 10,000 of them moved megabytes per scan.
+	// large, so needlessly sorting 10,000 of them would move megabytes.
 	bySession := func(a, b SessionReport) int { return strings.Compare(a.SessionID, b.SessionID) }
 	if !slices.IsSortedFunc(rep.Sessions, bySession) {
 		slices.SortStableFunc(rep.Sessions, bySession)
@@ -49,7 +49,7 @@ func Findings(snap *kandev.Snapshot, opts Options, now time.Time) Report {
 // session if that is active, else its newest active one.
 //
 // It keeps indexes, not copies: a Session is a few hundred bytes, and at
-// 10,000 active sessions copies made this the scan's largest allocation.
+// 10,000 active sessions copies would be the scan's largest allocation.
 func interruptedSessions(sessions []kandev.Session) map[string]bool {
 	best := make(map[string]int, len(sessions))
 	for i := range sessions {
@@ -75,7 +75,7 @@ func preferForTask(a, b *kandev.Session) bool {
 	return a.ID > b.ID
 }
 
-// analyze applies DESIGN §5's table to one session.
+// analyze applies the findings table to one session.
 func analyze(s kandev.Session, interruptTarget bool, opts Options, now time.Time) (SessionReport, []Finding) {
 	f := readFacts(s)
 	kandevTurn := s.KandevTurnID
