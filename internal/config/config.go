@@ -55,7 +55,7 @@ type Kandev struct {
 	CurrentTurnRule string `yaml:"current_turn_rule"`
 }
 
-// Thresholds are the finding thresholds (DESIGN §5).
+// Thresholds are the finding thresholds.
 type Thresholds struct {
 	StallAfter         time.Duration `yaml:"stall_after"`
 	NeverStartedAfter  time.Duration `yaml:"never_started_after"`

@@ -29,7 +29,7 @@ func HumanOwesAnswer(kind string) bool {
 	return kind == "unanswered_clarification" || kind == "pending_permission"
 }
 
-// DefaultPolicy is DESIGN §7's ladder for a kind. Automatic nudges are
+// DefaultPolicy is the default ladder for a kind. Automatic nudges are
 // opt-in, so no default ladder nudges.
 func DefaultPolicy(kind string) Policy {
 	slack := func(after time.Duration, mention bool) Step {

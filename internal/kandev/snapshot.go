@@ -61,7 +61,7 @@ type Session struct {
 	StartedAt time.Time
 	// TaskMetadata is the task's metadata (interrupted_at lives there).
 	TaskMetadata authority.Metadata
-	// Current is the current turn by the seed rule; nil when none (D8).
+	// Current is the current turn by the rule (D1–D15); nil when none (D8).
 	Current *Turn
 	// KandevTurnID is released kandev's current turn (keys 2–4, no lifecycle
 	// exclusion); "" when none.

@@ -168,7 +168,7 @@ func newer(a, b kandev.Message) bool {
 	return a.ID > b.ID
 }
 
-// humanBundle applies DESIGN §5's bundle rule: pending when one row is
+// humanBundle applies the bundle rule: pending when one row is
 // pending; not for humans when a row carries parent_question (an autopilot
 // child asking its parent agent) or names no question id, or the bundle has
 // no pending_id (nothing could answer it).

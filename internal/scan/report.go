@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Finding kinds (DESIGN §5).
+// Finding kinds.
 const (
 	KindUnansweredClarification = "unanswered_clarification"
 	KindShadowedClarification   = "shadowed_clarification"
@@ -26,7 +26,7 @@ var Kinds = []string{
 // SchemaVersion is the report format's version.
 const SchemaVersion = 1
 
-// Report is `watchdogd scan`'s output (DESIGN §6). Fields may be added; the
+// Report is `watchdogd scan`'s output. Fields may be added; the
 // listed ones never change.
 type Report struct {
 	SchemaVersion int             `json:"schema_version"`
