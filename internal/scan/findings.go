@@ -159,9 +159,11 @@ func turnFindings(s kandev.Session, f facts, th Thresholds, now time.Time, add a
 //   - parked by a restart: kandev set the task's interrupted_at, and the
 //     session it concerns has no open turn;
 //   - a follow-up prompt dropped: the current turn closed without a reply
-//     to its last user message (or with a permission nobody can grant any
-//     more), and the user did not cancel it. kandev sets no interrupted_at
-//     for that and shows the session idle, so nobody else would say so.
+//     to its last user message, and the user did not cancel it. kandev sets
+//     no interrupted_at for that and shows the session idle, so nobody else
+//     would say so;
+//   - a permission lost: the current turn closed while the agent waited
+//     for a permission, which kandev still shows but can no longer grant.
 //
 // A permission still marked pending on the closed turn is named: kandev
 // shows it, but it can no longer be granted.
@@ -181,12 +183,26 @@ func interruptedFindings(s kandev.Session, f facts, interruptTarget bool, th Thr
 		}
 		return
 	}
-	if cur == nil || cur.CompletedAt.IsZero() || f.cancelled || !f.unanswered() && f.lostPermission == nil {
+	if cur == nil || f.cancelled {
 		return
 	}
-	if now.Sub(cur.CompletedAt) >= th.InterruptedAfter {
+	switch {
+	case f.unanswered():
 		d.Interruption = InterruptionDroppedPrompt
-		add(KindInterruptedSession, cur.CompletedAt, nil, nil, d)
+	case f.lostPermission != nil:
+		d.Interruption = InterruptionLostPermission
+	default:
+		return
+	}
+	// A close read as missing (too far ahead to be true, or in no shape
+	// kandev writes) is taken as the turn's start: a restart closes a turn
+	// at its start, and the finding must not wait on the clock.
+	closed := cur.CompletedAt
+	if closed.IsZero() {
+		closed = cur.StartedAt
+	}
+	if !closed.IsZero() && now.Sub(closed) >= th.InterruptedAfter {
+		add(KindInterruptedSession, closed, nil, nil, d)
 	}
 }
 
