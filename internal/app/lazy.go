@@ -26,7 +26,10 @@ const reopenAfter = 10 * time.Minute
 type lazyReader struct {
 	url  string
 	opts kandev.Options
-	now  func() time.Time // nil: time.Now
+	// tolerance is the future tolerance opts.NotAfter applies, which a
+	// reload may change.
+	tolerance time.Duration
+	now       func() time.Time // nil: time.Now
 
 	mu     sync.Mutex
 	r      *kandev.Reader

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/watchdogd/watchdogd/internal/authority"
@@ -15,7 +16,7 @@ import (
 // readMessages reads the current turns' messages in one statement, and on
 // SQLite a second for the turns with an update julianday cannot order
 // (messagesQuery), which exist only when kandev wrote an odd shape.
-func (r *Reader) readMessages(ctx context.Context, tx *sql.Tx, snap *Snapshot, sessions []Session) error {
+func (r *Reader) readMessages(ctx context.Context, tx *sql.Tx, snap *Snapshot, sessions []Session, limit string) error {
 	// The statement answers with each id's position in ids; owner maps it
 	// back to the session, without a map of 10,000 turn ids per scan.
 	ids := make([]string, 0, len(sessions))
@@ -27,7 +28,7 @@ func (r *Reader) readMessages(ctx context.Context, tx *sql.Tx, snap *Snapshot, s
 			owner = append(owner, i)
 		}
 	}
-	again, err := r.messagesOf(ctx, tx, snap, sessions, false, ids, owner)
+	again, err := r.messagesOf(ctx, tx, snap, sessions, false, ids, owner, limit)
 	if err != nil {
 		return err
 	}
@@ -39,7 +40,7 @@ func (r *Reader) readMessages(ctx context.Context, tx *sql.Tx, snap *Snapshot, s
 		ids = append(ids, sessions[i].Current.ID)
 		owner = append(owner, i)
 	}
-	if _, err = r.messagesOf(ctx, tx, snap, sessions, true, ids, owner); err != nil {
+	if _, err = r.messagesOf(ctx, tx, snap, sessions, true, ids, owner, limit); err != nil {
 		return err
 	}
 	return r.readBigMetadata(ctx, tx, snap, sessions)
@@ -48,7 +49,7 @@ func (r *Reader) readMessages(ctx context.Context, tx *sql.Tx, snap *Snapshot, s
 // messagesOf runs one messages statement over ids and sets the owners'
 // messages; it returns the sessions whose turn must be read again with
 // unordered set.
-func (r *Reader) messagesOf(ctx context.Context, tx *sql.Tx, snap *Snapshot, sessions []Session, unordered bool, ids []string, owner []int) ([]int, error) {
+func (r *Reader) messagesOf(ctx context.Context, tx *sql.Tx, snap *Snapshot, sessions []Session, unordered bool, ids []string, owner []int, limit string) ([]int, error) {
 	var arg any = ids
 	if r.dialect == authority.SQLite {
 		b, err := json.Marshal(ids)
@@ -57,7 +58,7 @@ func (r *Reader) messagesOf(ctx context.Context, tx *sql.Tx, snap *Snapshot, ses
 		}
 		arg = string(b)
 	}
-	rows, err := r.query(ctx, tx, snap, messagesQuery(r.dialect, unordered), arg)
+	rows, err := r.query(ctx, tx, snap, messagesQuery(r.dialect, unordered), arg, limit)
 	if err != nil {
 		return nil, r.wrap("read current-turn messages", err)
 	}
@@ -66,9 +67,10 @@ func (r *Reader) messagesOf(ctx context.Context, tx *sql.Tx, snap *Snapshot, ses
 	var n int64
 	var probe, newestType, list, users sql.NullString
 	var newest stamp
+	var ahead int64
 	dest := []any{&n, &probe}
 	if r.dialect == authority.Postgres {
-		dest = []any{&n, &newest, &newestType, &list, &users}
+		dest = []any{&n, &newest, &newestType, &list, &users, &ahead}
 	}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
@@ -83,7 +85,7 @@ func (r *Reader) messagesOf(ctx context.Context, tx *sql.Tx, snap *Snapshot, ses
 		var unorderable bool
 		switch {
 		case r.dialect == authority.Postgres:
-			msgs, err = r.messagesFrom(snap, turn, newest, nullPtr(newestType), list, users)
+			msgs, err = r.messagesFrom(snap, turn, newest, nullPtr(newestType), list, users, ahead)
 		case probe.Valid:
 			msgs, unorderable, err = r.decodeMessages(snap, turn, probe.String)
 		default:
@@ -120,31 +122,45 @@ func setMessages(snap *Snapshot, s *Session, msgs []Message) {
 // decodeMessages reads one turn's probe on SQLite: [newest plain agent
 // updated_at, its type, [[id, author, type, content, metadata, created_at,
 // updated_at, big metadata's rowid]…], [[id, type, created_at] of user
-// rows…]], and "1" when an update could not be ordered (then the rest is
-// not decoded: the turn is read again).
+// rows…], the count of updates after the limit], and "1" when an update
+// could not be ordered (then the rest is not decoded: the turn is read
+// again).
 func (r *Reader) decodeMessages(snap *Snapshot, turn, probe string) (_ []Message, unorderable bool, _ error) {
 	v, err := parseProbe(probe)
-	if err == nil && len(v.arr) != 4 && len(v.arr) != 5 {
-		err = errors.New("want 4 or 5 fields")
+	if err == nil && len(v.arr) != 5 && len(v.arr) != 6 {
+		err = errors.New("want 5 or 6 fields")
+	}
+	var ahead int64
+	if err == nil && v.arr[4].str != nil {
+		ahead, err = strconv.ParseInt(*v.arr[4].str, 10, 64)
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("decode messages %.200q: %w", probe, err)
 	}
-	if len(v.arr) == 5 && v.arr[4].str != nil {
+	if len(v.arr) == 6 && v.arr[5].str != nil {
 		return nil, true, nil
 	}
 	var newest stamp
 	if at := v.arr[0].str; at != nil {
 		newest = stamp{valid: true, text: *at}
 	}
-	msgs, err := r.messages(snap, turn, newest, v.arr[1].str, v.arr[2], v.arr[3])
+	msgs, err := r.messages(snap, turn, newest, v.arr[1].str, v.arr[2], v.arr[3], ahead)
 	return msgs, false, err
+}
+
+// aheadOf lists a turn's agent updates after the snapshot's limit, which
+// the statement left out of the newest: once per value, as an unparseable
+// value is.
+func aheadOf(snap *Snapshot, turn string, n int64) {
+	for range n {
+		snap.Future = append(snap.Future, RowRef{Table: "task_session_messages", Of: "an update after the scan, turn " + turn})
+	}
 }
 
 // messagesFrom reads one turn's columns on PostgreSQL: the newest plain
 // agent update's instant and type, the rows and the user rows as JSON lists
 // (NULL: none).
-func (r *Reader) messagesFrom(snap *Snapshot, turn string, newest stamp, newestType *string, list, users sql.NullString) ([]Message, error) {
+func (r *Reader) messagesFrom(snap *Snapshot, turn string, newest stamp, newestType *string, list, users sql.NullString, ahead int64) ([]Message, error) {
 	var rows, userRows jval
 	for _, l := range []struct {
 		raw sql.NullString
@@ -158,23 +174,30 @@ func (r *Reader) messagesFrom(snap *Snapshot, turn string, newest stamp, newestT
 			return nil, fmt.Errorf("decode messages %.200q: %w", l.raw.String, err)
 		}
 	}
-	return r.messages(snap, turn, newest, newestType, rows, userRows)
+	return r.messages(snap, turn, newest, newestType, rows, userRows, ahead)
 }
 
-// messages builds a turn's messages: the newest plain agent update, if
-// any, then the rows the rules read, each [id, author, type, content,
+// messages builds a turn's messages: the newest plain agent update not
+// after the limit, if any (with no time when the only ones are after it),
+// then the rows the rules read, each [id, author, type, content,
 // metadata, created_at, updated_at, the key to read too big metadata by
 // (it is read apart: readBigMetadata)], then the user rows, each [id, type,
 // created_at], read for when they were written. Content comes cut to
 // readText characters and is cut here with the mark.
-func (r *Reader) messages(snap *Snapshot, turn string, newest stamp, newestType *string, list, users jval) ([]Message, error) {
+func (r *Reader) messages(snap *Snapshot, turn string, newest stamp, newestType *string, list, users jval, ahead int64) ([]Message, error) {
 	var out []Message
-	if newest.valid {
+	aheadOf(snap, turn, ahead)
+	switch {
+	case newest.valid:
 		at, ok := newest.parse()
 		if !ok { // named here, not before: the name costs an allocation
 			snap.Unparseable = append(snap.Unparseable, RowRef{Table: "task_session_messages", Of: "newest update, turn " + turn})
 		}
 		out = append(out, Message{Author: "agent", UpdatedAt: at, Type: deref(newestType)})
+	case ahead > 0:
+		// The agent's only updates are after the limit: output, at a time
+		// not known.
+		out = append(out, Message{Author: "agent"})
 	}
 	rows, err := list.stringLists()
 	if err != nil {

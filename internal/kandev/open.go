@@ -34,6 +34,8 @@ type Reader struct {
 	// onStatement is called once per SQL statement a snapshot runs; tests
 	// count statements with it (a snapshot runs a fixed number of them).
 	onStatement func(query string)
+	// notAfter is Options.NotAfter.
+	notAfter func() time.Time
 	// lastSessions is the previous full snapshot's session count, the
 	// capacity the next one starts with: growing a slice of 10,000 Sessions
 	// by doubling cost more than decoding them.
@@ -50,6 +52,12 @@ type Options struct {
 	BusyTimeout time.Duration
 	// OnStatement, if set, sees every statement a snapshot runs.
 	OnStatement func(query string)
+	// NotAfter, if set, gives each snapshot the latest instant it takes a
+	// timestamp to be (the scan's instant plus a tolerance): a later one
+	// cannot be true, and is read as missing and listed in
+	// Snapshot.Future. kandev writes some values with SQL's
+	// CURRENT_TIMESTAMP, local time on a PostgreSQL role outside UTC.
+	NotAfter func() time.Time
 }
 
 // Open connects to kandev's database and checks the schema watchdogd reads.
@@ -58,7 +66,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Reader{dialect: authority.SQLite, name: dburl.Redact(rawURL), onStatement: opts.OnStatement}
+	r := &Reader{dialect: authority.SQLite, name: dburl.Redact(rawURL), onStatement: opts.OnStatement, notAfter: opts.NotAfter}
 	var pgConfig *pgx.ConnConfig
 	if target.Kind == dburl.Postgres {
 		r.dialect = authority.Postgres

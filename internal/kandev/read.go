@@ -27,6 +27,12 @@ func (r *Reader) TaskSnapshot(ctx context.Context, taskID string) (*Snapshot, er
 
 func (r *Reader) snapshot(ctx context.Context, taskID *string) (snap *Snapshot, err error) {
 	snap = &Snapshot{Dialect: r.dialect}
+	limit := "infinity" // no limit: SQLite's julianday reads it as NULL, PostgreSQL as after every instant
+	var notAfter time.Time
+	if r.notAfter != nil {
+		notAfter = r.notAfter()
+		limit = limitText(notAfter)
+	}
 	opts := &sql.TxOptions{ReadOnly: true}
 	if r.dialect == authority.Postgres {
 		opts.Isolation = sql.LevelRepeatableRead
@@ -59,7 +65,7 @@ func (r *Reader) snapshot(ctx context.Context, taskID *string) (snap *Snapshot, 
 		return nil, err
 	}
 	sortSessions(sessions)
-	if err := r.readMessages(ctx, tx, snap, sessions); err != nil {
+	if err := r.readMessages(ctx, tx, snap, sessions, limit); err != nil {
 		return nil, err
 	}
 	r.count(snap, "COMMIT")
@@ -67,11 +73,18 @@ func (r *Reader) snapshot(ctx context.Context, taskID *string) (snap *Snapshot, 
 		return nil, r.wrap("end read transaction", err)
 	}
 	snap.Sessions = sessions
+	if r.notAfter != nil {
+		snap.DropFuture(notAfter)
+	}
 	if taskID == nil {
 		r.lastSessions.Store(int64(len(sessions)))
 	}
 	return snap, nil
 }
+
+// limitText is the limit as the messages statement takes it: UTC wall
+// time, which SQLite's julianday and PostgreSQL's timestamp both read.
+func limitText(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000000") }
 
 // sortSessions puts sessions in byte order of their ids, as Snapshot
 // promises: the fast statement returns them unordered, and the fallback's
