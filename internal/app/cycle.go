@@ -21,6 +21,7 @@ import (
 type snapshotter interface {
 	Snapshot(ctx context.Context) (*kandev.Snapshot, error)
 	TaskSnapshot(ctx context.Context, taskID string) (*kandev.Snapshot, error)
+	TurnMessages(ctx context.Context, turnIDs []string) (map[string][]kandev.Message, error)
 }
 
 type poster interface {
@@ -90,10 +91,11 @@ func (c *Cycle) Run(ctx context.Context) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	in := c.policyInput(rep, snap, now)
+	in := c.policyInput(rep, now)
 	want := func(st ledger.State) []string { return policy.Wanted(st, in) }
 	res.Plan, res.Applied, err = c.Store.DecideFor(ctx, want, func(st ledger.State) (ledger.Plan, error) {
 		c.observeUntold(st)
+		in.Reason = c.reasons(ctx, snap, rep, st)
 		p := policy.Decide(st, in)
 		render(&p, st, rep, c.Config, now)
 		return p, nil
@@ -153,19 +155,48 @@ func (c *Cycle) scan(ctx context.Context, now time.Time) (scan.Report, *kandev.S
 	return rep, snap, nil
 }
 
-func (c *Cycle) policyInput(rep scan.Report, snap *kandev.Snapshot, now time.Time) policy.Input {
-	return policy.Input{Now: now, Findings: rep.Findings, Config: c.Config, Slack: c.Config.Slack != nil,
-		Reason: reasonFrom(snap), NewID: uuid.NewString}
+// policyInput is the decision's input; its Reason is set from the ledger
+// state the decision reads (reasons).
+func (c *Cycle) policyInput(rep scan.Report, now time.Time) policy.Input {
+	return policy.Input{Now: now, Findings: rep.Findings, Config: c.Config, Slack: c.Config.Slack != nil, NewID: uuid.NewString}
 }
 
-// reasonFrom says, from the current snapshot, how an episode cleared.
-func reasonFrom(snap *kandev.Snapshot) func(ledger.Episode) string {
+// reasons says how episodes that scans no longer report cleared, from the
+// snapshot, and for a question or permission whose turn is no longer
+// current from that turn's rows, read once for all such episodes (kandev
+// keeps a question's rows on the turn it was asked in). A failed read
+// leaves those saying only that the turn moved on.
+func (c *Cycle) reasons(ctx context.Context, snap *kandev.Snapshot, rep scan.Report, st ledger.State) func(ledger.Episode) string {
 	sessions := make(map[string]*kandev.Session, len(snap.Sessions))
 	for i := range snap.Sessions {
 		sessions[snap.Sessions[i].ID] = &snap.Sessions[i]
 	}
+	reported := make(map[string]bool, len(rep.Findings))
+	for _, f := range rep.Findings {
+		reported[policy.Identity(f)] = true
+	}
+	var moved []string
+	for _, e := range st.Open {
+		s := sessions[e.SessionID]
+		if !reported[e.Identity] && scan.AskedOn(e.Kind) && e.TurnID != "" && s != nil && (s.Current == nil || s.Current.ID != e.TurnID) {
+			moved = append(moved, e.TurnID)
+		}
+	}
+	var turns map[string][]kandev.Message
+	if len(moved) > 0 {
+		rctx, cancel := context.WithTimeout(ctx, c.Config.Database.ScanTimeout)
+		defer cancel()
+		var err error
+		if turns, err = c.Reader.TurnMessages(rctx, moved); err != nil {
+			c.Log.Warn("could not read the turns questions cleared on; saying only that the turn moved on", zap.Error(err))
+		}
+	}
 	return func(e ledger.Episode) string {
-		return scan.Cleared(sessions[e.SessionID], e.Kind, e.TurnID, e.PendingID)
+		turn, read := turns[e.TurnID]
+		if read && turn == nil {
+			turn = []kandev.Message{} // read, and holds nothing
+		}
+		return scan.Cleared(sessions[e.SessionID], turn, e.Kind, e.TurnID, e.PendingID)
 	}
 }
 

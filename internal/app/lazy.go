@@ -95,6 +95,19 @@ func (l *lazyReader) TaskSnapshot(ctx context.Context, taskID string) (*kandev.S
 	return snap, err
 }
 
+// TurnMessages reads the messages of the turns given.
+func (l *lazyReader) TurnMessages(ctx context.Context, turnIDs []string) (map[string][]kandev.Message, error) {
+	r, err := l.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m, err := r.TurnMessages(ctx, turnIDs)
+	if err != nil {
+		l.failed(ctx, r)
+	}
+	return m, err
+}
+
 // Close closes the reader if it was opened.
 func (l *lazyReader) Close() error {
 	l.mu.Lock()

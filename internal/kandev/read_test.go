@@ -437,3 +437,47 @@ func TestFutureUpdatesLeftOut(t *testing.T) {
 		})
 	}
 }
+
+// TestTurnMessages: the rows of turns that are not current are read as a
+// current turn's are, on both dialects; a turn with no message reads as
+// none, and one not asked for is not read.
+func TestTurnMessages(t *testing.T) {
+	for _, dc := range dialects {
+		t.Run(dc.name, func(t *testing.T) {
+			b := kandevtest.NewBuilder(now)
+			s := b.Session("s", "task", "ws", "RUNNING", time.Hour, "")
+			s.Turn("old", 50*time.Minute, 40*time.Minute, "").Clarification("p", "q", "T", "P", nil, "answered", 45*time.Minute, nil)
+			s.Turn("empty", 39*time.Minute, 39*time.Minute, "")
+			s.Turn("cur", 30*time.Minute, -1, "").Agent("tool_call", 10*time.Minute)
+			db := load(t, dc, b.DS, kandevtest.Options{})
+			ctx := context.Background()
+			r, err := kandev.Open(ctx, db.URL(), kandev.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = r.Close() }()
+			got, err := r.TurnMessages(ctx, []string{"old", "empty"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var question *kandev.Message
+			for i, m := range got["old"] {
+				if !m.Aggregate() && m.Type == "clarification_request" {
+					question = &got["old"][i]
+				}
+			}
+			if question == nil {
+				t.Fatalf("old turn's messages %+v, want its question", got["old"])
+			}
+			if st, _ := question.Meta.String("status"); st != "answered" {
+				t.Fatalf("status %q", st)
+			}
+			if m, ok := got["empty"]; !ok || len(m) != 0 {
+				t.Fatalf("empty turn %+v %v", m, ok)
+			}
+			if _, ok := got["cur"]; ok || len(got) != 2 {
+				t.Fatalf("read %d turns", len(got))
+			}
+		})
+	}
+}

@@ -59,10 +59,44 @@ func TestCleared(t *testing.T) {
 		{"one open turn", &open, KindMultipleOpenTurns, "", "", "one turn is open again"},
 	}
 	for _, c := range cases {
-		if got := Cleared(c.s, c.kind, c.turn, c.pid); got != c.want {
+		if got := Cleared(c.s, nil, c.kind, c.turn, c.pid); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}
 }
 
 func ptrTo(s kandev.Session) *kandev.Session { return &s }
+
+// TestClearedAfterTheTurnMovedOn: a question whose turn is no longer
+// current (a detached question answered after a restart resumes the
+// session in a new turn) says what kandev wrote on its rows there.
+func TestClearedAfterTheTurnMovedOn(t *testing.T) {
+	m := time.Minute
+	moved := session("RUNNING", 5*m) // current turn-1; the episode's turn is turn-0
+	rows := func(status string) []kandev.Message {
+		return []kandev.Message{clarification("p1", "q1", status, 30*m, ""), clarification("p1", "q2", status, 30*m, "")}
+	}
+	cases := []struct {
+		name string
+		turn []kandev.Message
+		kind string
+		want string
+	}{
+		// Answered: the answer resumed the session.
+		{"answered", rows("answered"), KindUnansweredClarification, "answered"},
+		{"expired", rows("expired"), KindShadowedClarification, "expired in kandev (the agent stopped waiting)"},
+		{"permission approved", []kandev.Message{permissionReq("p1", "approved", 20*m)}, KindPendingPermission, "approved"},
+		// The turn was read and the rows are gone.
+		{"gone", []kandev.Message{}, KindUnansweredClarification, "the question is gone from kandev"},
+		// Still pending on the old turn: all that is known is the move.
+		{"still pending", rows("pending"), KindUnansweredClarification, "the turn moved on"},
+		{"permission still pending", []kandev.Message{permissionReq("p1", "pending", 20*m)}, KindPendingPermission, "the turn moved on"},
+		// The old turn was not read.
+		{"not read", nil, KindUnansweredClarification, "the turn moved on"},
+	}
+	for _, c := range cases {
+		if got := Cleared(&moved, c.turn, c.kind, "turn-0", "p1"); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
