@@ -29,7 +29,7 @@ var errTurnRunsOn = errors.New("the turn an earlier cancel was for runs on with 
 // agent.cancel was sent in this attempt. When kandev refuses the nudge, the
 // session is read once more, and the nudge is not sent again: a session
 // that started running in the meantime is handled as any RUNNING one
-// (DESIGN: a RUNNING refusal is a permanent failure unless the step is
+// (a RUNNING refusal is a permanent failure unless the step is
 // cancel_and_nudge), one that ended supersedes the action, and otherwise
 // the refusal stands.
 //

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
 	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/slacktest"
@@ -156,5 +157,41 @@ func TestSlackUpdateEndsWithinItsClaim(t *testing.T) {
 	msgs := srv.Messages()
 	if a.State != model.StateDelivered || len(msgs) != 1 || srv.Calls("chat.postMessage") != 1 || msgs[0].Edits != 2 {
 		t.Fatalf("retry: action %s (%s), messages %+v: want delivered, the one message edited twice", a.State, a.Error, msgs)
+	}
+}
+
+// TestNoNudgeOnceTheQuestionShowsAgain: a nudge decided for a question
+// kandev hid (shadowed, where a nudge is allowed) is not sent when, by the
+// time it goes out, kandev shows the question again: a person owes the
+// answer, and the nudge would destroy the question. It is superseded.
+func TestNoNudgeOnceTheQuestionShowsAgain(t *testing.T) {
+	b := oneQuestion()
+	boot := b.Ago(5 * time.Minute)
+	// A resume's boot turn, unmarked and newer: released kandev hides the
+	// question asked on turn-real.
+	b.DS.Turns = append(b.DS.Turns, kandevtest.Turn{ID: "turn-boot", SessionID: "s1", TaskID: "task-s1",
+		StartedAt: boot, CreatedAt: &boot, CompletedAt: &boot, Metadata: kandevtest.P("{}")})
+	c, _, m := testCycle(t, b.DS, func(db *kandevtest.SQLite) {
+		// Before the delivery the boot turn is gone: the question shows.
+		if _, err := db.DB().Exec(`DELETE FROM task_session_turns WHERE id = 'turn-boot'`); err != nil {
+			t.Error(err)
+		}
+	})
+	ws := kandevAPI(t, c, map[string]string{"s1": "WAITING_FOR_INPUT"})
+	c.Config.Policy["shadowed_clarification"].Steps = []model.Step{{Action: model.ActionNudge}}
+	res, err := c.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Plan.Actions) != 1 || res.Plan.Actions[0].Kind != model.ActionNudge {
+		t.Fatalf("decided %+v, want the hidden question's nudge", res.Plan.Actions)
+	}
+	if n := len(ws.Messages()); n != 0 {
+		t.Fatalf("%d nudges sent to a question a person can answer again", n)
+	}
+	a, _ := c.Store.Action(context.Background(), res.Plan.Actions[0].Key)
+	if a.State != model.StateSuperseded || !strings.Contains(a.Error, "a nudge would destroy it") ||
+		testutil.ToFloat64(m.Actions.WithLabelValues("nudge", "superseded")) != 1 {
+		t.Fatalf("action %s (%s)", a.State, a.Error)
 	}
 }

@@ -22,6 +22,7 @@ import (
 type snapshotter interface {
 	Snapshot(ctx context.Context) (*model.Snapshot, error)
 	TaskSnapshot(ctx context.Context, taskID string) (*model.Snapshot, error)
+	TurnMessages(ctx context.Context, turnIDs []string) (map[string][]model.Message, error)
 }
 
 type poster interface {
@@ -91,10 +92,11 @@ func (c *Cycle) Run(ctx context.Context) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	in := c.policyInput(rep, snap, now)
+	in := c.policyInput(rep, now)
 	want := func(st model.Ledger) []string { return policy.Wanted(st, in) }
 	res.Plan, res.Applied, err = c.Store.DecideFor(ctx, want, func(st model.Ledger) (model.Plan, error) {
 		c.observeUntold(st)
+		in.Reason = c.reasons(ctx, snap, rep, st)
 		p := policy.Decide(st, in)
 		render(&p, st, rep, c.Config, now)
 		return p, nil
@@ -154,19 +156,48 @@ func (c *Cycle) scan(ctx context.Context, now time.Time) (scan.Report, *model.Sn
 	return rep, snap, nil
 }
 
-func (c *Cycle) policyInput(rep scan.Report, snap *model.Snapshot, now time.Time) policy.Input {
-	return policy.Input{Now: now, Findings: rep.Findings, Policies: c.Config.Policy, Routing: c.Config.Routing(),
-		Reason: reasonFrom(snap), NewID: uuid.NewString}
+// policyInput is the decision's input; its Reason is set from the ledger
+// state the decision reads (reasons).
+func (c *Cycle) policyInput(rep scan.Report, now time.Time) policy.Input {
+	return policy.Input{Now: now, Findings: rep.Findings, Policies: c.Config.Policy, Routing: c.Config.Routing(), NewID: uuid.NewString}
 }
 
-// reasonFrom says, from the current snapshot, how an episode cleared.
-func reasonFrom(snap *model.Snapshot) func(model.Episode) string {
+// reasons says how episodes that scans no longer report cleared, from the
+// snapshot, and for a question or permission whose turn is no longer
+// current from that turn's rows, read once for all such episodes (kandev
+// keeps a question's rows on the turn it was asked in). A failed read
+// leaves those saying only that the turn moved on.
+func (c *Cycle) reasons(ctx context.Context, snap *model.Snapshot, rep scan.Report, st model.Ledger) func(model.Episode) string {
 	sessions := make(map[string]*model.Session, len(snap.Sessions))
 	for i := range snap.Sessions {
 		sessions[snap.Sessions[i].ID] = &snap.Sessions[i]
 	}
+	reported := make(map[string]bool, len(rep.Findings))
+	for _, f := range rep.Findings {
+		reported[policy.Identity(f)] = true
+	}
+	var moved []string
+	for _, e := range st.Open {
+		s := sessions[e.SessionID]
+		if !reported[e.Identity] && scan.AskedOn(e.Kind) && e.TurnID != "" && s != nil && (s.Current == nil || s.Current.ID != e.TurnID) {
+			moved = append(moved, e.TurnID)
+		}
+	}
+	var turns map[string][]model.Message
+	if len(moved) > 0 {
+		rctx, cancel := context.WithTimeout(ctx, c.Config.Database.ScanTimeout)
+		defer cancel()
+		var err error
+		if turns, err = c.Reader.TurnMessages(rctx, moved); err != nil {
+			c.Log.Warn("could not read the turns questions cleared on; saying only that the turn moved on", zap.Error(err))
+		}
+	}
 	return func(e model.Episode) string {
-		return scan.Cleared(sessions[e.SessionID], e.Kind, e.TurnID, e.PendingID)
+		turn, read := turns[e.TurnID]
+		if read && turn == nil {
+			turn = []model.Message{} // read, and holds nothing
+		}
+		return scan.Cleared(sessions[e.SessionID], turn, e.Kind, e.TurnID, e.PendingID)
 	}
 }
 

@@ -18,7 +18,6 @@ import (
 
 	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/dburl"
-	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/ledger"
 	"github.com/watchdogd/watchdogd/internal/metrics"
 	"github.com/watchdogd/watchdogd/internal/scan"
@@ -176,12 +175,13 @@ func (d *daemon) install(cfg *config.Config, src sources) error {
 		return err
 	}
 	dbURL, sURL := src.database, src.state
-	ropts := kandev.Options{BusyTimeout: cfg.Database.BusyTimeout}
-	if d.reader == nil || d.reader.url != dbURL || d.reader.opts.BusyTimeout != ropts.BusyTimeout {
+	ropts := readerOptions(cfg, time.Now)
+	if d.reader == nil || d.reader.url != dbURL || d.reader.opts.BusyTimeout != ropts.BusyTimeout ||
+		d.reader.tolerance != cfg.Thresholds.FutureTolerance {
 		if d.reader != nil {
 			_ = d.reader.Close()
 		}
-		d.reader = &lazyReader{url: dbURL, opts: ropts}
+		d.reader = &lazyReader{url: dbURL, opts: ropts, tolerance: cfg.Thresholds.FutureTolerance}
 	}
 	c.Reader = d.reader
 	if sURL != d.storeURL {

@@ -13,6 +13,7 @@ import (
 	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/notify"
 	"github.com/watchdogd/watchdogd/internal/policy"
+	"github.com/watchdogd/watchdogd/internal/scan"
 )
 
 // deliveryRun is one cycle's delivery state: per-channel budgets and gates.
@@ -201,14 +202,19 @@ func (c *Cycle) attempt(ctx context.Context, run *deliveryRun, cl model.Claim, e
 		if !e.ResolvedAt.IsZero() {
 			return model.Outcome{State: model.StateSuperseded, Error: "the episode resolved before delivery"}
 		}
-		holds, err := c.fence(ctx, e)
+		f, err := c.fence(ctx, e)
 		if err != nil {
 			out := c.failed(now, a, fmt.Errorf("fence: %w", err), log)
 			out.Uncertain = a.Uncertain // a read failed; nothing was sent
 			return out
 		}
-		if !holds {
+		if f == nil {
 			return model.Outcome{State: model.StateSuperseded, Error: "the finding no longer holds (turn moved on or question answered)"}
+		}
+		if (a.Kind == model.ActionNudge || a.Kind == model.ActionCancelAndNudge) && model.HumanOwesAnswer(f.Kind) {
+			// Decided for a question kandev hid; kandev shows it again, and
+			// a nudge now would destroy it.
+			return model.Outcome{State: model.StateSuperseded, Error: "a person owes an answer to the question now: a nudge would destroy it in kandev"}
 		}
 	}
 	return c.send(ctx, run, a, e, parent, log)
@@ -353,23 +359,28 @@ func (c *Cycle) failed(now time.Time, a model.Action, err error, log *zap.Logger
 }
 
 // fence re-checks in kandev, right before sending, that the episode still
-// holds: the same finding identity on a fresh read of its task.
-func (c *Cycle) fence(ctx context.Context, e model.Episode) (bool, error) {
+// holds: the finding with its identity on a fresh read of its task, as it
+// holds now (its kind may have changed: a question kandev hid or shows
+// again), or nil when it no longer holds.
+func (c *Cycle) fence(ctx context.Context, e model.Episode) (*scan.Finding, error) {
 	fctx, cancel := context.WithTimeout(ctx, c.Config.Database.ScanTimeout)
 	defer cancel()
 	snap, err := c.Reader.TaskSnapshot(fctx, e.TaskID)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	return c.holds(snap, e), nil
+	return c.current(snap, e), nil
 }
 
 // holds says whether snap still shows episode e's finding.
-func (c *Cycle) holds(snap *model.Snapshot, e model.Episode) bool {
+func (c *Cycle) holds(snap *model.Snapshot, e model.Episode) bool { return c.current(snap, e) != nil }
+
+// current is episode e's finding in snap, nil when snap does not show it.
+func (c *Cycle) current(snap *model.Snapshot, e model.Episode) *scan.Finding {
 	for _, f := range findings(snap, c.Config, c.Now()).Findings {
 		if policy.Identity(f) == e.Identity {
-			return true
+			return &f
 		}
 	}
-	return false
+	return nil
 }

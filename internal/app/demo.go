@@ -41,7 +41,7 @@ func runDemo(ctx context.Context, opts Options) error {
 	if cfg.Slack == nil {
 		cfg.Slack = &config.Slack{DefaultChannel: "#kandev-alerts", MaxMessagesPerCycle: 100}
 	}
-	reader, err := kandev.Open(ctx, kandevURL, kandev.Options{})
+	reader, err := kandev.Open(ctx, kandevURL, readerOptions(cfg, func() time.Time { return now }))
 	if err != nil {
 		return err
 	}

@@ -19,11 +19,12 @@ func (c *Cycle) DryRun(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	in := c.policyInput(rep, snap, now)
+	in := c.policyInput(rep, now)
 	st, err := c.Store.PeekFor(ctx, func(st model.Ledger) []string { return policy.Wanted(st, in) })
 	if err != nil {
 		return err
 	}
+	in.Reason = c.reasons(ctx, snap, rep, st)
 	p := policy.Decide(st, in)
 	render(&p, st, rep, c.Config, now)
 	fmt.Fprintf(w, "Dry run at %s: %d active sessions, %d findings, %d open episodes. Nothing is written or sent.\n\n",

@@ -27,7 +27,10 @@ const reopenAfter = 10 * time.Minute
 type lazyReader struct {
 	url  string
 	opts kandev.Options
-	now  func() time.Time // nil: time.Now
+	// tolerance is the future tolerance opts.NotAfter applies, which a
+	// reload may change.
+	tolerance time.Duration
+	now       func() time.Time // nil: time.Now
 
 	mu     sync.Mutex
 	r      *kandev.Reader
@@ -91,6 +94,19 @@ func (l *lazyReader) TaskSnapshot(ctx context.Context, taskID string) (*model.Sn
 		l.failed(ctx, r)
 	}
 	return snap, err
+}
+
+// TurnMessages reads the messages of the turns given.
+func (l *lazyReader) TurnMessages(ctx context.Context, turnIDs []string) (map[string][]model.Message, error) {
+	r, err := l.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m, err := r.TurnMessages(ctx, turnIDs)
+	if err != nil {
+		l.failed(ctx, r)
+	}
+	return m, err
 }
 
 // Close closes the reader if it was opened.

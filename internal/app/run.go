@@ -42,7 +42,7 @@ func newCycle(ctx context.Context, opts Options, cfg *config.Config, log *zap.Lo
 		return nil, d, err
 	}
 	warnCleartext(log, cfg, src)
-	if d.reader, err = kandev.Open(ctx, src.database, kandev.Options{BusyTimeout: cfg.Database.BusyTimeout}); err != nil {
+	if d.reader, err = kandev.Open(ctx, src.database, readerOptions(cfg, opts.now)); err != nil {
 		return nil, d, err
 	}
 	if d.store, err = ledger.Open(ctx, src.state); err != nil {

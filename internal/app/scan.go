@@ -53,13 +53,19 @@ func scanOptions(cfg *config.Config) scan.Options {
 	}
 }
 
-// findings derives the report from a snapshot taken at instant now, first
-// reading as missing every timestamp too far after now to be true (named
-// in snap.Future). Every reading of kandev goes through it — the cycle, the
-// fence before a delivery, scan — so that they agree.
+// findings derives the report from a snapshot taken at instant now. Every
+// reading of kandev goes through it — the cycle, the fence before a
+// delivery, scan — so that they agree.
 func findings(snap *model.Snapshot, cfg *config.Config, now time.Time) scan.Report {
-	snap.DropFuture(now.Add(cfg.Thresholds.FutureTolerance))
 	return scan.Findings(snap, scanOptions(cfg), now)
+}
+
+// readerOptions are how kandev's database is read for cfg, with now the
+// scan's clock: a timestamp more than thresholds.future_tolerance after
+// it is read as missing.
+func readerOptions(cfg *config.Config, now func() time.Time) kandev.Options {
+	tolerance := cfg.Thresholds.FutureTolerance
+	return kandev.Options{BusyTimeout: cfg.Database.BusyTimeout, NotAfter: func() time.Time { return now().Add(tolerance) }}
 }
 
 // runScan reads kandev once and prints the report; no ledger, no sending.
@@ -115,7 +121,7 @@ func noteBadRows(w io.Writer, snap *model.Snapshot) {
 func scanOnce(ctx context.Context, url string, cfg *config.Config, now time.Time) (scan.Report, *model.Snapshot, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.Database.ScanTimeout)
 	defer cancel()
-	r, err := kandev.Open(ctx, url, kandev.Options{BusyTimeout: cfg.Database.BusyTimeout})
+	r, err := kandev.Open(ctx, url, readerOptions(cfg, func() time.Time { return now }))
 	if err != nil {
 		return scan.Report{}, nil, err
 	}

@@ -1,5 +1,5 @@
 // Package authority is the one source of kandev's current-turn rule
-// (seed 000, D1–D15): the SQL fragments every watchdogd statement takes the
+// (D1–D15 in docs/architecture.md): the SQL fragments every statement takes the
 // rule from, and a pure Go resolver of the same rule used by tests, by the
 // PostgreSQL fallback path and by single-session fencing checks.
 //
@@ -16,7 +16,7 @@ import "fmt"
 // Dialect names the database whose semantics a rule evaluation follows. The
 // two dialects agree on everything kandev writes; on exotic metadata and on
 // mixed timestamp shapes they differ, and the Go rule follows the dialect it
-// stands in for (DESIGN §4).
+// stands in for.
 type Dialect int
 
 const (

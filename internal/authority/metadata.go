@@ -13,7 +13,7 @@ const (
 	Null Kind = iota
 	// Malformed is text the dialect cannot parse as JSON ('' and blank
 	// included). kandev's own queries fail on such a row; watchdogd reads it
-	// as "no flags set" (seed D12) and counts it.
+	// as "no flags set" (D12) and counts it.
 	Malformed
 	// NotObject is valid JSON whose top level is not an object: no flags.
 	NotObject
@@ -106,7 +106,7 @@ func (m Metadata) Get(key string) (Value, bool) {
 	return Value{}, false
 }
 
-// Flag is the seed's D12 normalisation: true exactly when the member is JSON
+// Flag is D12's normalisation: true exactly when the member is JSON
 // true, the number 1 as the dialect prints it, or the string "true" or "1".
 // Everything else, and every metadata that is not a JSON object, is false.
 // Like FlagSQL, it first requires the quoted key in the raw text.

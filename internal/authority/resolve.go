@@ -6,7 +6,7 @@ import (
 	"github.com/watchdogd/watchdogd/internal/kandevtime"
 )
 
-// Stamp is a timestamp column as the dialect compares it (seed D13: as
+// Stamp is a timestamp column as the dialect compares it (D13: as
 // stored, unclamped). On SQLite, Text is the stored text and the order is
 // byte order, as SQLite's BINARY collation compares it; on PostgreSQL Text is
 // kandevtime.Canonical of the instant, whose byte order is chronological.
@@ -53,7 +53,7 @@ func (f Flags) Eligible(hasMessages bool) bool {
 // Resolution is the rule's answer for one session. Indexes point into the
 // slice given to Resolve; -1 means none.
 type Resolution struct {
-	Current int // seed rule: first eligible conversational turn under D1
+	Current int // first eligible conversational turn under D1
 	Kandev  int // released kandev: newest eligible turn by keys 2–4
 	// Newest is the newest eligible conversational turn by keys 2–4, open
 	// or not: Current when no turn is open. The snapshot checks its

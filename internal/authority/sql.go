@@ -7,7 +7,7 @@ import (
 
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-// Fragments returns the seed's AC-3 pair for a dialect and a turn table
+// Fragments returns the rule's SQL pair for a dialect and a turn table
 // alias: predicate (authority-eligible AND conversational) joins a site's
 // WHERE, orderBy (D1's four keys) replaces its ordering. Every watchdogd
 // statement that resolves a current turn takes the rule from here, so the
@@ -19,7 +19,7 @@ func Fragments(d Dialect, alias string) (predicate, orderBy string) {
 	return predicate, orderBy
 }
 
-// KandevFragments is released kandev's rule (DESIGN §4, "kandev's view"):
+// KandevFragments is released kandev's rule ("kandev's view"):
 // the authority predicate without the lifecycle exclusion, ordered by D1 keys
 // 2–4 without the open-first key. watchdogd computes it to find questions
 // kandev hides (shadowed_clarification).

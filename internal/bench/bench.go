@@ -47,7 +47,7 @@ type Result struct {
 	Statements time.Duration
 	// FloorOpen is the floor plus D1's open-before-completed key: the
 	// floor that also reads completed_at of every turn of each active
-	// session, as any scan by the seed's rule must.
+	// session, as any scan by the current-turn rule must.
 	FloorOpen    time.Duration
 	NaiveQueries int
 	RSSMiB       float64
@@ -110,7 +110,7 @@ const active = `('CREATED', 'STARTING', 'RUNNING', 'IDLE', 'WAITING_FOR_INPUT')`
 // update among that turn's messages: the least any scan must read.
 //
 // With open set it also counts each session's open turns, which makes it
-// the least a scan by the seed's rule must read on kandev's indexes: D1's
+// the least a scan by the rule must read on kandev's indexes: D1's
 // first key (open before completed) needs completed_at of every turn of
 // the session, which only kandev's analytics index (task_session_id,
 // started_at, completed_at) holds, so it is a walk over all of them, not a
@@ -133,7 +133,7 @@ FROM (SELECT s.id, (SELECT tt.id FROM task_session_turns tt WHERE tt.task_sessio
 
 // naiveOnce is the hand-written watchdog: list the active sessions, then
 // three queries per session — its newest turn (ORDER BY started_at DESC
-// LIMIT 1, the bug seed 000 describes), that turn's last activity, and its
+// LIMIT 1, which the rule corrects), that turn's last activity, and its
 // pending questions. It returns how many queries it ran.
 func naiveOnce(ctx context.Context, db *sql.DB, pg bool) (int, error) {
 	p := func(q string) string {

@@ -166,11 +166,11 @@ func indexes(n int) string {
 //
 // The column is named at every use rather than selected once in a
 // subquery: SQLite then reads the value and parses it once for all its
-// JSON functions, where a subquery's column is a copy per use (ten copies
-// of a 10 MiB value took the process to 130 MiB). What it builds is small
-// (an option's text is cut to 76 characters; cut to 3,001, a hundred
-// options copied through the concatenations cost 13 MiB). json_valid
-// guards every other JSON function, so no value fails the statement.
+// JSON functions, where a subquery's column is a copy per use. What it
+// builds is small: an option's text is cut to 76 characters before the
+// concatenations copy it (measured: see docs/benchmarks-notes.md).
+// json_valid guards every other JSON function, so no value fails the
+// statement.
 func sqliteBigMetadataQuery() string {
 	const x = "CAST(m.metadata AS TEXT)"
 	return fmt.Sprintf(`SELECT CASE WHEN NOT json_valid(%[1]s) THEN '' WHEN json_type(%[1]s) <> 'object' THEN 'null' ELSE %[2]s END

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/watchdogd/watchdogd/internal/authority"
@@ -16,7 +17,7 @@ import (
 // readMessages reads the current turns' messages in one statement, and on
 // SQLite a second for the turns with an update julianday cannot order
 // (messagesQuery), which exist only when kandev wrote an odd shape.
-func (r *Reader) readMessages(ctx context.Context, tx *sql.Tx, snap *model.Snapshot, sessions []model.Session) error {
+func (r *Reader) readMessages(ctx context.Context, tx *sql.Tx, snap *model.Snapshot, sessions []model.Session, limit string) error {
 	// The statement answers with each id's position in ids; owner maps it
 	// back to the session, without a map of 10,000 turn ids per scan.
 	ids := make([]string, 0, len(sessions))
@@ -29,7 +30,7 @@ func (r *Reader) readMessages(ctx context.Context, tx *sql.Tx, snap *model.Snaps
 		}
 	}
 	var big []bigAt
-	again, err := r.messagesOf(ctx, tx, snap, sessions, false, ids, owner, &big)
+	again, err := r.messagesOf(ctx, tx, snap, sessions, false, ids, owner, limit, &big)
 	if err != nil {
 		return err
 	}
@@ -41,16 +42,16 @@ func (r *Reader) readMessages(ctx context.Context, tx *sql.Tx, snap *model.Snaps
 		ids = append(ids, sessions[i].Current.ID)
 		owner = append(owner, i)
 	}
-	if _, err = r.messagesOf(ctx, tx, snap, sessions, true, ids, owner, &big); err != nil {
+	if _, err = r.messagesOf(ctx, tx, snap, sessions, true, ids, owner, limit, &big); err != nil {
 		return err
 	}
 	return r.readBigMetadata(ctx, tx, snap, sessions, big)
 }
 
 // messagesOf runs one messages statement over ids and sets the owners'
-// messages, adding to big those whose metadata is read apart; it returns
-// the sessions whose turn must be read again with unordered set.
-func (r *Reader) messagesOf(ctx context.Context, tx *sql.Tx, snap *model.Snapshot, sessions []model.Session, unordered bool, ids []string, owner []int, big *[]bigAt) ([]int, error) {
+// messages; it returns the sessions whose turn must be read again with
+// unordered set.
+func (r *Reader) messagesOf(ctx context.Context, tx *sql.Tx, snap *model.Snapshot, sessions []model.Session, unordered bool, ids []string, owner []int, limit string, big *[]bigAt) ([]int, error) {
 	var arg any = ids
 	if r.dialect == authority.SQLite {
 		b, err := json.Marshal(ids)
@@ -59,7 +60,7 @@ func (r *Reader) messagesOf(ctx context.Context, tx *sql.Tx, snap *model.Snapsho
 		}
 		arg = string(b)
 	}
-	rows, err := r.query(ctx, tx, snap, messagesQuery(r.dialect, unordered), arg)
+	rows, err := r.query(ctx, tx, snap, messagesQuery(r.dialect, unordered), arg, limit)
 	if err != nil {
 		return nil, r.wrap("read current-turn messages", err)
 	}
@@ -68,9 +69,10 @@ func (r *Reader) messagesOf(ctx context.Context, tx *sql.Tx, snap *model.Snapsho
 	var n int64
 	var probe, newestType, list, users sql.NullString
 	var newest stamp
+	var ahead int64
 	dest := []any{&n, &probe}
 	if r.dialect == authority.Postgres {
-		dest = []any{&n, &newest, &newestType, &list, &users}
+		dest = []any{&n, &newest, &newestType, &list, &users, &ahead}
 	}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
@@ -86,7 +88,7 @@ func (r *Reader) messagesOf(ctx context.Context, tx *sql.Tx, snap *model.Snapsho
 		var unorderable bool
 		switch {
 		case r.dialect == authority.Postgres:
-			msgs, bigs, err = r.messagesFrom(snap, turn, newest, nullPtr(newestType), list, users)
+			msgs, bigs, err = r.messagesFrom(snap, turn, newest, nullPtr(newestType), list, users, ahead)
 		case probe.Valid:
 			msgs, bigs, unorderable, err = r.decodeMessages(snap, turn, probe.String)
 		default:
@@ -127,31 +129,45 @@ func setMessages(snap *model.Snapshot, s *model.Session, msgs []model.Message) {
 // decodeMessages reads one turn's probe on SQLite: [newest plain agent
 // updated_at, its type, [[id, author, type, content, metadata, created_at,
 // updated_at, big metadata's rowid]…], [[id, type, created_at] of user
-// rows…]], and "1" when an update could not be ordered (then the rest is
-// not decoded: the turn is read again).
+// rows…], the count of updates after the limit], and "1" when an update
+// could not be ordered (then the rest is not decoded: the turn is read
+// again).
 func (r *Reader) decodeMessages(snap *model.Snapshot, turn, probe string) (_ []model.Message, _ []bigAt, unorderable bool, _ error) {
 	v, err := parseProbe(probe)
-	if err == nil && len(v.arr) != 4 && len(v.arr) != 5 {
-		err = errors.New("want 4 or 5 fields")
+	if err == nil && len(v.arr) != 5 && len(v.arr) != 6 {
+		err = errors.New("want 5 or 6 fields")
+	}
+	var ahead int64
+	if err == nil && v.arr[4].str != nil {
+		ahead, err = strconv.ParseInt(*v.arr[4].str, 10, 64)
 	}
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("decode messages %.200q: %w", probe, err)
 	}
-	if len(v.arr) == 5 && v.arr[4].str != nil {
+	if len(v.arr) == 6 && v.arr[5].str != nil {
 		return nil, nil, true, nil
 	}
 	var newest stamp
 	if at := v.arr[0].str; at != nil {
 		newest = stamp{valid: true, text: *at}
 	}
-	msgs, big, err := r.messages(snap, turn, newest, v.arr[1].str, v.arr[2], v.arr[3])
+	msgs, big, err := r.messages(snap, turn, newest, v.arr[1].str, v.arr[2], v.arr[3], ahead)
 	return msgs, big, false, err
+}
+
+// aheadOf lists a turn's agent updates after the snapshot's limit, which
+// the statement left out of the newest: once per value, as an unparseable
+// value is.
+func aheadOf(snap *model.Snapshot, turn string, n int64) {
+	for range n {
+		snap.Future = append(snap.Future, model.RowRef{Table: "task_session_messages", Of: "an update after the scan, turn " + turn})
+	}
 }
 
 // messagesFrom reads one turn's columns on PostgreSQL: the newest plain
 // agent update's instant and type, the rows and the user rows as JSON lists
 // (NULL: none).
-func (r *Reader) messagesFrom(snap *model.Snapshot, turn string, newest stamp, newestType *string, list, users sql.NullString) ([]model.Message, []bigAt, error) {
+func (r *Reader) messagesFrom(snap *model.Snapshot, turn string, newest stamp, newestType *string, list, users sql.NullString, ahead int64) ([]model.Message, []bigAt, error) {
 	var rows, userRows jval
 	for _, l := range []struct {
 		raw sql.NullString
@@ -165,24 +181,30 @@ func (r *Reader) messagesFrom(snap *model.Snapshot, turn string, newest stamp, n
 			return nil, nil, fmt.Errorf("decode messages %.200q: %w", l.raw.String, err)
 		}
 	}
-	return r.messages(snap, turn, newest, newestType, rows, userRows)
+	return r.messages(snap, turn, newest, newestType, rows, userRows, ahead)
 }
 
-// messages builds a turn's messages: the newest plain agent update, if
-// any, then the rows the rules read, each [id, author, type, content,
-// metadata, created_at, updated_at, the key to read too big metadata by],
-// then the user rows, each [id, type, created_at], read for when they were
-// written. Content comes cut to readText characters and is cut here with
-// the mark. big lists the messages whose metadata is read apart
-// (readBigMetadata), by their place in the list returned.
-func (r *Reader) messages(snap *model.Snapshot, turn string, newest stamp, newestType *string, list, users jval) (_ []model.Message, big []bigAt, _ error) {
+// messages builds a turn's messages: the newest plain agent update not
+// after the limit, if any (with no time when the only ones are after it),
+// then the rows the rules read, each [id, author, type, content,
+// metadata, created_at, updated_at, the key to read too big metadata by
+// (it is read apart: readBigMetadata)], then the user rows, each [id, type,
+// created_at], read for when they were written. Content comes cut to
+// readText characters and is cut here with the mark.
+func (r *Reader) messages(snap *model.Snapshot, turn string, newest stamp, newestType *string, list, users jval, ahead int64) (_ []model.Message, big []bigAt, _ error) {
 	var out []model.Message
-	if newest.valid {
+	aheadOf(snap, turn, ahead)
+	switch {
+	case newest.valid:
 		at, ok := newest.parse()
 		if !ok { // named here, not before: the name costs an allocation
 			snap.Unparseable = append(snap.Unparseable, model.RowRef{Table: "task_session_messages", Of: "newest update, turn " + turn})
 		}
 		out = append(out, model.Message{Author: "agent", UpdatedAt: at, Type: deref(newestType)})
+	case ahead > 0:
+		// The agent's only updates are after the limit: output, at a time
+		// not known.
+		out = append(out, model.Message{Author: "agent"})
 	}
 	rows, err := list.stringLists()
 	if err != nil {

@@ -32,8 +32,10 @@ type Reader struct {
 	// and stop at the first match ("" when kandev's file has no such index).
 	probeIndex string
 	// onStatement is called once per SQL statement a snapshot runs; tests
-	// count statements with it (DESIGN §3: a fixed number per snapshot).
+	// count statements with it (a snapshot runs a fixed number of them).
 	onStatement func(query string)
+	// notAfter is Options.NotAfter.
+	notAfter func() time.Time
 	// lastSessions is the previous full snapshot's session count, the
 	// capacity the next one starts with: growing a slice of 10,000 Sessions
 	// by doubling cost more than decoding them.
@@ -50,6 +52,12 @@ type Options struct {
 	BusyTimeout time.Duration
 	// OnStatement, if set, sees every statement a snapshot runs.
 	OnStatement func(query string)
+	// NotAfter, if set, gives each snapshot the latest instant it takes a
+	// timestamp to be (the scan's instant plus a tolerance): a later one
+	// cannot be true, and is read as missing and listed in
+	// Snapshot.Future. kandev writes some values with SQL's
+	// CURRENT_TIMESTAMP, local time on a PostgreSQL role outside UTC.
+	NotAfter func() time.Time
 }
 
 // Open connects to kandev's database and checks the schema watchdogd reads.
@@ -58,7 +66,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Reader{dialect: authority.SQLite, name: dburl.Redact(rawURL), onStatement: opts.OnStatement}
+	r := &Reader{dialect: authority.SQLite, name: dburl.Redact(rawURL), onStatement: opts.OnStatement, notAfter: opts.NotAfter}
 	var pgConfig *pgx.ConnConfig
 	if target.Kind == dburl.Postgres {
 		r.dialect = authority.Postgres
@@ -119,7 +127,7 @@ func (r *Reader) openPostgres(dsn string) (*pgx.ConnConfig, error) {
 		// (PgBouncer before 1.21, RDS Proxy, Supavisor) hands each
 		// transaction another server connection, where a named statement
 		// cached on the last one does not exist. A scan runs each
-		// statement once a cycle, so the cache saved nothing.
+		// statement once a cycle, so a cache would save nothing.
 		cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
 	}
 	r.db = pgPool(cfg, true)
@@ -215,9 +223,9 @@ func (r *Reader) checkSchema(ctx context.Context) error {
 //
 // kandev's analytics store adds (task_session_id, started_at, completed_at)
 // at every start. Where both exist the probes name that one, whichever
-// order SQLite lists them in: it holds completed_at too, and the scan's
-// statements took 13–15 % less time on it at the benchmark's medium size
-// (docs/benchmarks.md).
+// order SQLite lists them in: it holds completed_at too, so the open-turn
+// probe tests it in the index before reading a turn's row (measured: see
+// docs/benchmarks-notes.md).
 func (r *Reader) findProbeIndex(ctx context.Context) error {
 	var covering string
 	rows, err := r.db.QueryContext(ctx, `SELECT il.name,

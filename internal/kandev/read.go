@@ -28,16 +28,16 @@ func (r *Reader) TaskSnapshot(ctx context.Context, taskID string) (*model.Snapsh
 
 func (r *Reader) snapshot(ctx context.Context, taskID *string) (snap *model.Snapshot, err error) {
 	snap = &model.Snapshot{Dialect: r.dialect}
-	opts := &sql.TxOptions{ReadOnly: true}
-	if r.dialect == authority.Postgres {
-		opts.Isolation = sql.LevelRepeatableRead
-	} else {
-		opts = nil // modernc opens a deferred transaction: one WAL read snapshot
+	limit := "infinity" // no limit: SQLite's julianday reads it as NULL, PostgreSQL as after every instant
+	var notAfter time.Time
+	if r.notAfter != nil {
+		notAfter = r.notAfter()
+		limit = limitText(notAfter)
 	}
 	r.count(snap, "BEGIN")
-	tx, err := r.db.BeginTx(ctx, opts)
+	tx, err := r.begin(ctx)
 	if err != nil {
-		return nil, r.wrap("begin read transaction", err)
+		return nil, err
 	}
 	defer func() {
 		if err != nil {
@@ -60,7 +60,7 @@ func (r *Reader) snapshot(ctx context.Context, taskID *string) (snap *model.Snap
 		return nil, err
 	}
 	sortSessions(sessions)
-	if err := r.readMessages(ctx, tx, snap, sessions); err != nil {
+	if err := r.readMessages(ctx, tx, snap, sessions, limit); err != nil {
 		return nil, err
 	}
 	r.count(snap, "COMMIT")
@@ -68,10 +68,34 @@ func (r *Reader) snapshot(ctx context.Context, taskID *string) (snap *model.Snap
 		return nil, r.wrap("end read transaction", err)
 	}
 	snap.Sessions = sessions
+	if r.notAfter != nil {
+		snap.DropFuture(notAfter)
+	}
 	if taskID == nil {
 		r.lastSessions.Store(int64(len(sessions)))
 	}
 	return snap, nil
+}
+
+// limitText is the limit as the messages statement takes it: UTC wall
+// time, which SQLite's julianday and PostgreSQL's timestamp both read.
+func limitText(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000000") }
+
+// begin opens a read-only transaction that reads one consistent state:
+// REPEATABLE READ on PostgreSQL; on SQLite, modernc's deferred transaction,
+// one WAL read snapshot.
+func (r *Reader) begin(ctx context.Context) (*sql.Tx, error) {
+	opts := &sql.TxOptions{ReadOnly: true}
+	if r.dialect == authority.Postgres {
+		opts.Isolation = sql.LevelRepeatableRead
+	} else {
+		opts = nil
+	}
+	tx, err := r.db.BeginTx(ctx, opts)
+	if err != nil {
+		return nil, r.wrap("begin read transaction", err)
+	}
+	return tx, nil
 }
 
 // sortSessions puts sessions in byte order of their ids, as Snapshot
@@ -310,4 +334,29 @@ func nullPtr(s sql.NullString) *string {
 		return nil
 	}
 	return &s.String
+}
+
+// TurnMessages reads what the rules read of the messages of the turns
+// given, whether or not they are current, in one read-only transaction and
+// a fixed number of statements: why a question asked on a turn that is no
+// longer current cleared (answered, expired…) is on its rows there.
+func (r *Reader) TurnMessages(ctx context.Context, turnIDs []string) (map[string][]model.Message, error) {
+	snap := &model.Snapshot{Dialect: r.dialect}
+	tx, err := r.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = tx.Rollback() }()
+	sessions := make([]model.Session, len(turnIDs))
+	for i, id := range turnIDs {
+		sessions[i].Current = &model.Turn{ID: id}
+	}
+	if err := r.readMessages(ctx, tx, snap, sessions, "infinity"); err != nil {
+		return nil, err
+	}
+	out := make(map[string][]model.Message, len(turnIDs))
+	for _, s := range sessions {
+		out[s.Current.ID] = s.Messages
+	}
+	return out, nil
 }

@@ -114,7 +114,8 @@ func badExpr(d authority.Dialect, alias, only string) string {
 // hold every row back until the last session was probed. Without one,
 // PostgreSQL sends each row as it is done (the queued counts are the hash
 // join's small side on an analyzed database) and the client decodes while
-// the server works; SQLite skips its sorter. A large scan was 2–6 % faster.
+// the server works; SQLite skips its sorter (measured: see
+// docs/benchmarks-notes.md).
 func sessionsQuery(d authority.Dialect, hasQueued, oneTask bool, probeIndex string) string {
 	pred, _ := authority.Fragments(d, "tu")
 	_, korder := authority.KandevFragments(d, "tu")
@@ -134,8 +135,8 @@ func sessionsQuery(d authority.Dialect, hasQueued, oneTask bool, probeIndex stri
 		badExpr(d, "tu", ""), lifecycle, textCast(d))
 	// On PostgreSQL the open-turn probe names kandev's turn (k.id) and
 	// leaves its metadata alone: that turn is usually the open one, and its
-	// own column already forces it through ::jsonb. Parsing it twice cost
-	// 3–8 % of the sessions statement (benchmark, medium and large).
+	// own column already forces it through ::jsonb, so it is not parsed
+	// twice (measured: see docs/benchmarks-notes.md).
 	openOnly := ""
 	if d == authority.Postgres {
 		openOnly = "tu.id IS DISTINCT FROM k.id"
@@ -162,9 +163,9 @@ func sessionsQuery(d authority.Dialect, hasQueued, oneTask bool, probeIndex stri
 // active sessions, the queued count, the open turns, kandev's view and the
 // conversational probe. kandev's view is a LATERAL join, whose lifecycle
 // flag, a column of its own, decides the conversational probe in the same
-// SELECT: no materialized CTE (which spilled to a temp file at the
-// benchmark's large size) and no second parse of the view's JSON. That was
-// 6–7 % of the statement at the medium size (interleaved rounds).
+// SELECT: no materialized CTE (which can spill to a temp file on a large
+// database) and no second parse of the view's JSON (measured: see
+// docs/benchmarks-notes.md).
 const postgresSessions = `WITH %s
 SELECT a.session_id, a.task_id, a.state, a.is_primary, a.session_started_at, a.title, a.workspace_id, a.task_metadata,
        %s AS queued, %s AS open_turns, k.turn AS kandev_turn, %s AS conversational_turn
@@ -248,10 +249,14 @@ ORDER BY r.session_id`,
 // metadata are cut where they are read (bound.go, boundsql.go): an agent
 // may have written megabytes.
 //
+// The newest update is the newest not after the limit given as the second
+// parameter (the scan's instant and a tolerance); updates after it are
+// counted, for the snapshot to name, and read as missing.
+//
 // Each turn yields its position in the ids given (from 0) and, on SQLite,
-// one JSON array [newest updated_at, its type, [rows…], [user rows…], and a
-// fifth field]; on PostgreSQL the same four as columns (each list NULL when
-// it is empty). Each row's eighth field is, when its metadata is too big to
+// one JSON array [newest updated_at, its type, [rows…], [user rows…], the
+// count of updates after the limit, and a sixth field]; on PostgreSQL the
+// same five as columns (each list NULL when it is empty). Each row's eighth field is, when its metadata is too big to
 // read whole, what to read it by (messageMetadata). On PostgreSQL the type
 // comes from the one ordered
 // aggregate (the newest row first, as MAX picks its updated_at; NULLs last,
@@ -263,24 +268,18 @@ ORDER BY r.session_id`,
 // julianday reads every shape Go's parser takes but two (a lower-case "t",
 // an offset without a colon), and a MAX over it would pass over such a row
 // however new it is. So the MAX ranks a value julianday cannot read above
-// every instant, and the fifth field, "1", says that one did: the reader
+// every instant, and the sixth field, "1", says that one did: the reader
 // then reads those turns again with unordered set, which returns each such
 // update as a row of its own for Go to weigh, beside the MAX of the rest.
-// Testing every row for it in the one statement cost 4–7 % of the
-// statement; the rank costs nothing measurable, and the second statement
-// runs only when such a value exists.
+// The rank is cheaper than testing every row for such a value in the one
+// statement, and the second statement runs only when one exists.
 //
 // On SQLite the rows' list is json_group_array's own value, which is "[]"
 // when no row passes the filter and carries JSON's subtype, so json_array
-// nests it as an array. It was once wrapped in COALESCE(…, '[]'), which
-// drops the subtype, and json(), which put it back by parsing and writing
-// out the whole list again. Without the two, every turn of the benchmark's
-// medium dataset comes back as the same text, and the statement ran 1–6 %
-// faster (three runs of 31 rounds, the two forms in a random order).
-// Each value it puts into JSON is cast to text, since one BLOB would fail
-// the statement (see asText); the casts cost nothing measurable (six runs of
-// 21 rounds at the benchmark's medium size, the sessions statement's
-// casts included).
+// nests it as an array; COALESCE would drop the subtype and nest it as a
+// string. Each value it puts into JSON is cast to text, since one BLOB
+// would fail the statement (see asText). Measured: see
+// docs/benchmarks-notes.md.
 func messagesQuery(d authority.Dialect, unordered bool) string {
 	meta, big := messageMetadata(d)
 	interesting := `((m.author_type = 'agent' AND m.type IN ('status', 'script_execution')) OR m.type IN ('clarification_request', 'permission_request'))`
@@ -289,15 +288,20 @@ func messagesQuery(d authority.Dialect, unordered bool) string {
 	// the user rows leave them out: no row comes back twice.
 	user := `m.author_type = 'user' AND m.type NOT IN ('clarification_request', 'permission_request')`
 	if d == authority.SQLite {
+		// An update after the limit (the scan's instant and a tolerance)
+		// cannot be true: it is left out of the newest and counted, so
+		// that the agent's real last output stays known.
+		ahead := `julianday(m.updated_at) > julianday(?2)`
+		kept := plain + ` AND NOT COALESCE(` + ahead + `, 0)`
 		instant, flag := "COALESCE(julianday(m.updated_at), CASE WHEN m.updated_at IS NOT NULL THEN 1e300 END)", ""
 		if unordered {
 			instant = "julianday(m.updated_at)"
 			interesting += ` OR (` + plain + ` AND julianday(m.updated_at) IS NULL AND m.updated_at IS NOT NULL)`
 		} else {
 			flag = `,
-            CASE WHEN MAX(CASE WHEN ` + plain + ` THEN ` + instant + ` END) >= 1e300 THEN '1' END`
+            CASE WHEN MAX(CASE WHEN ` + kept + ` THEN ` + instant + ` END) >= 1e300 THEN '1' END`
 		}
-		newest := `MAX(CASE WHEN ` + plain + ` THEN ` + instant + ` END)`
+		newest := `MAX(CASE WHEN ` + kept + ` THEN ` + instant + ` END)`
 		return `WITH cur(n, turn_id) AS (SELECT key, value FROM json_each(?1))
 SELECT c.n,
   (SELECT json_array(
@@ -306,18 +310,21 @@ SELECT c.n,
             json_group_array(json_array(CAST(m.id AS TEXT), CAST(m.author_type AS TEXT), CAST(m.type AS TEXT),
               substr(CAST(m.content AS TEXT), 1, ` + fmt.Sprint(readText) + `), ` + meta + `,
               CAST(m.created_at AS TEXT), CAST(m.updated_at AS TEXT), ` + big + `)) FILTER (WHERE ` + interesting + `),
-            json_group_array(json_array(CAST(m.id AS TEXT), CAST(m.type AS TEXT), CAST(m.created_at AS TEXT))) FILTER (WHERE ` + user + `)` + flag + `)
+            json_group_array(json_array(CAST(m.id AS TEXT), CAST(m.type AS TEXT), CAST(m.created_at AS TEXT))) FILTER (WHERE ` + user + `),
+            CAST(COUNT(*) FILTER (WHERE ` + plain + ` AND ` + ahead + `) AS TEXT)` + flag + `)
    FROM task_session_messages m WHERE m.turn_id = c.turn_id)
 FROM cur c`
 	}
 	// One LATERAL row per turn with plain columns: the newest update's
 	// instant and type need no JSON around them, and the join costs less
-	// than a subquery per turn building one value (3–4 % of the statement
-	// at the benchmark's medium and large sizes).
-	return `SELECT c.n - 1, x.newest, x.newest_type, x.list, x.users
+	// than a subquery per turn building one value (measured: see
+	// docs/benchmarks-notes.md).
+	kept := plain + ` AND m.updated_at <= $2::timestamp`
+	return `SELECT c.n - 1, x.newest, x.newest_type, x.list, x.users, x.ahead
 FROM unnest($1::text[]) WITH ORDINALITY AS c(turn_id, n) CROSS JOIN LATERAL (SELECT
-            MAX(m.updated_at) FILTER (WHERE ` + plain + `) AS newest,
-            (array_agg(m.type ORDER BY m.updated_at DESC NULLS LAST, m.id DESC) FILTER (WHERE ` + plain + `))[1] AS newest_type,
+            MAX(m.updated_at) FILTER (WHERE ` + kept + `) AS newest,
+            (array_agg(m.type ORDER BY m.updated_at DESC NULLS LAST, m.id DESC) FILTER (WHERE ` + kept + `))[1] AS newest_type,
+            COUNT(*) FILTER (WHERE ` + plain + ` AND m.updated_at > $2::timestamp) AS ahead,
             json_agg(json_build_array(m.id, m.author_type, m.type, substr(m.content, 1, ` + fmt.Sprint(readText) + `), ` + meta + `, m.created_at, m.updated_at, ` + big + `))
               FILTER (WHERE ` + interesting + `) AS list,
             json_agg(json_build_array(m.id, m.type, m.created_at)) FILTER (WHERE ` + user + `) AS users

@@ -9,7 +9,7 @@ import (
 )
 
 // ResolutionCase is one case of testdata/current_turn_resolution.json, in the
-// shape of the seed's AC-10 plus watchdogd's optional fields.
+// shape {name, turns, expected_current_turn_id} plus optional fields.
 type ResolutionCase struct {
 	Name  string        `json:"name"`
 	Turns []FixtureTurn `json:"turns"`

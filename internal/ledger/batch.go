@@ -11,13 +11,12 @@ import (
 // A decision's writes reach PostgreSQL in batches: one statement per batch
 // of rows rather than one per row. A storm opens thousands of episodes in
 // one decision and resolves them in one when it clears, and each statement
-// is a round trip inside the decision's transaction (and its lock): at
-// 5,000 episodes the per-row form ran 15,000 statements to open them and
-// 20,000 to resolve them, about 16 and 22 s at 1 ms a round trip. At 8 ms,
-// or with a bigger storm, that outlasts cycle_timeout (2m): the decision
-// rolls back, so does the next one, and nobody is paged. Batched, it is 15
-// and 8 statements (BenchmarkStorm). SQLite has no round trip to save;
-// there one prepared statement runs per row.
+// is a round trip inside the decision's transaction (and its lock). Per
+// row, a storm across a network of a few milliseconds outlasts
+// cycle_timeout: the decision rolls back, so does the next one, and nobody
+// is paged. Batched, a decision runs a few statements however many rows it
+// writes (BenchmarkStorm; measured: see docs/benchmarks-notes.md). SQLite
+// has no round trip to save; there one prepared statement runs per row.
 //
 // A batch carries at most batchRows rows and, past its first row,
 // batchBytes of their text (a finding holds the questions it shows, an

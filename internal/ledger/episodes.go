@@ -140,7 +140,7 @@ func closeRows(rows *sql.Rows) error {
 }
 
 // apply writes a plan inside the transaction that decided it, so that an
-// action row exists before anything is delivered for it (seed 002). On
+// action row exists before anything is delivered for it. On
 // PostgreSQL each part is written in batches (batch.go).
 func (s *Store) apply(ctx context.Context, tx *sql.Tx, p model.Plan) (model.Applied, error) {
 	for _, write := range []func() error{

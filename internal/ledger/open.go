@@ -11,10 +11,10 @@ import (
 
 // What a decision loads of the open episodes' actions. A question nobody
 // answers is reminded every hour, and each reminder is an action row, so an
-// episode's actions grow for as long as it stays open: 200 questions left
-// for two weeks are 67,000 rows, about 45 MiB held by every cycle. A
-// decision (policy.Decide) reads only some of them, so only those are
-// loaded:
+// episode's actions grow for as long as it stays open, and loading them
+// all would hold tens of megabytes in every cycle (see
+// docs/benchmarks-notes.md). A decision (policy.Decide) reads only some
+// of them, so only those are loaded:
 //
 //   - pending and claimed ones (superseded by a newer step, or still owed);
 //   - Slack posts that went to the top of the channel — the first post, or

@@ -2,7 +2,7 @@
 // episodes (one finding's life), actions (every side effect, saved before
 // delivery under an idempotency key with a digest of the decision, claimed by
 // compare-and-set, settled from evidence), leases, runtime silences and
-// Slack channel gates. It follows seed 002's model of durable operations.
+// Slack channel gates.
 package ledger
 
 import (

@@ -13,7 +13,7 @@ import (
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
 
-// Metrics are watchdogd's Prometheus metrics (DESIGN §8), registered on an
+// Metrics are watchdogd's Prometheus metrics, registered on an
 // injected registry with every label combination created at zero. No
 // session ids as labels.
 type Metrics struct {

@@ -9,9 +9,8 @@ import "unicode/utf8"
 // table shows 60 characters, and the console, the ledger's frozen messages
 // and the status page show what Slack is sent), so each is cut to that
 // where it is read, in the statement, before it is decoded whole, held,
-// stored in the ledger or served, and marked as cut. Read whole, a single
-// 10 MiB prompt took `watchdogd scan` past 200 MiB of memory: in a 128 MiB
-// pod one agent could get the watchdog killed in every cycle.
+// stored in the ledger or served, and marked as cut: what one agent writes
+// must not be able to take the watchdog past its pod's memory.
 const (
 	// MaxText is the most characters of one text kept: a title, a prompt,
 	// a permission's title. It is Slack's limit for a section's text.

@@ -175,10 +175,14 @@ func headline(f scan.Finding, age string) (string, string) {
 // still shows on the closed turn is named, since granting it there fails.
 func interruptedText(d *scan.Detail, age string) (string, string) {
 	head, body := "Session parked by a kandev restart "+age+" ago on", "Nothing is queued. Open it to resume."
-	if d.Interruption == scan.InterruptionDroppedPrompt {
+	switch d.Interruption {
+	case scan.InterruptionDroppedPrompt:
 		head = "Last message never answered on"
 		body = "kandev closed the turn " + age + " ago without a reply from the agent (a restart while it ran?) and shows the session idle. " +
 			"Resume the session or send the message again."
+	case scan.InterruptionLostPermission:
+		return "Permission request lost on", "kandev closed the turn " + age + " ago while the agent waited for a permission (a restart while it ran?). " +
+			"kandev still shows the request, but it can no longer be granted: resume the session for the agent to ask again."
 	}
 	if d.LostPermission != nil {
 		body += " kandev still shows the permission the agent asked for before that, but it can no longer be granted: " +

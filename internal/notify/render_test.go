@@ -238,6 +238,10 @@ func TestInterruptedSessionSaysWhatWasLost(t *testing.T) {
 		// A permission pending at the restart can no longer be granted.
 		{"restart with a lost permission", &scan.Detail{Interruption: scan.InterruptionRestart, LostPermission: lost},
 			[]string{"Session parked by a kandev restart", "can no longer be granted", "must be resumed", "Permission asked before: run rm -rf build/?"}, nil},
+		// A permission the agent waited for when the turn closed.
+		{"lost permission", &scan.Detail{Interruption: scan.InterruptionLostPermission, LostPermission: lost},
+			[]string{"Permission request lost on", "closed the turn 25 min ago while the agent waited for a permission", "can no longer be granted",
+				"Permission asked before: run rm -rf build/?"}, []string{"never answered"}},
 		// A finding stored by an older watchdogd has no detail: a restart.
 		{"no detail", nil, []string{"Session parked by a kandev restart 25 min ago"}, nil},
 	}

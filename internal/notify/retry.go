@@ -38,7 +38,7 @@ type Verdict struct {
 }
 
 // retryableSlackCode reports Slack's ok:false codes that mean "try again"
-// (DESIGN §7); every other ok:false code is a permanent failure.
+// (rate limits, server errors); any other ok:false code is a permanent failure.
 func retryableSlackCode(code string) bool {
 	switch code {
 	case "ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout":

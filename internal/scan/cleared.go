@@ -6,13 +6,14 @@ import "github.com/watchdogd/watchdogd/internal/model"
 // report cleared: what kandev recorded, in the words the Slack edit, the
 // ledger and `watchdogd episodes show` use. s is the episode's session in
 // the snapshot, nil when it is no longer active; kind, turnID and
-// pendingID are the episode's.
+// pendingID are the episode's. turn holds the messages of the episode's
+// turn when it is no longer current (nil when they were not read).
 //
-// A question or permission that cleared on its own turn says what kandev
-// wrote on its rows (answered, rejected, cancelled, expired, approved), or
-// that they are gone; kandev keeps a bundle's rows on the turn it was
-// asked in, so only a turn still current can say.
-func Cleared(s *model.Session, kind model.Kind, turnID, pendingID string) string {
+// A question or permission says what kandev wrote on its rows (answered,
+// rejected, cancelled, expired, approved), or that they are gone: kandev
+// keeps a bundle's rows on the turn it was asked in, which an answer given
+// after a restart moves on from.
+func Cleared(s *model.Session, turn []model.Message, kind model.Kind, turnID, pendingID string) string {
 	if s == nil {
 		return "the session ended"
 	}
@@ -20,10 +21,16 @@ func Cleared(s *model.Session, kind model.Kind, turnID, pendingID string) string
 	moved := cur == nil || cur.ID != turnID
 	switch kind {
 	case model.KindUnansweredClarification, model.KindShadowedClarification, model.KindPendingPermission:
-		if moved {
+		if !moved {
+			return askCleared(s.Messages, kind, pendingID, cur.Open)
+		}
+		if turn == nil {
 			return "the turn moved on"
 		}
-		return askCleared(s, kind, pendingID)
+		if why := askCleared(turn, kind, pendingID, false); why != stillWaiting && why != closedUnder {
+			return why
+		}
+		return "the turn moved on"
 	case model.KindStalledTurn, model.KindNeverStarted:
 		switch {
 		case turnID == "" && cur != nil:
@@ -40,15 +47,27 @@ func Cleared(s *model.Session, kind model.Kind, turnID, pendingID string) string
 	return "the condition cleared"
 }
 
+// What askCleared says of rows still pending.
+const (
+	stillWaiting = "no longer waiting for a person"
+	closedUnder  = "the turn closed (a kandev restart?): the permission can no longer be granted"
+)
+
+// AskedOn says whether an episode of this kind is about a question or a
+// permission asked on its turn, whose rows say how it cleared.
+func AskedOn(kind model.Kind) bool {
+	return kind == model.KindUnansweredClarification || kind == model.KindShadowedClarification || kind == model.KindPendingPermission
+}
+
 // askCleared reads what kandev recorded on a question's or permission's
-// rows, on the turn still current.
-func askCleared(s *model.Session, kind model.Kind, pendingID string) string {
+// rows among a turn's messages; open says whether that turn is open.
+func askCleared(msgs []model.Message, kind model.Kind, pendingID string, open bool) string {
 	typ, what := "clarification_request", "question"
 	if kind == model.KindPendingPermission {
 		typ, what = "permission_request", "permission request"
 	}
 	var statuses []string
-	for _, m := range s.Messages {
+	for _, m := range msgs {
 		if m.Type != typ || !hasPendingID(m, pendingID) {
 			continue
 		}
@@ -67,10 +86,10 @@ func askCleared(s *model.Session, kind model.Kind, pendingID string) string {
 			}
 		}
 	}
-	if kind == model.KindPendingPermission && !s.Current.Open {
-		return "the turn closed (a kandev restart?): the permission can no longer be granted"
+	if kind == model.KindPendingPermission && !open {
+		return closedUnder
 	}
-	return "no longer waiting for a person"
+	return stillWaiting
 }
 
 // clearedWords are kandev's statuses as the cleared line says them.

@@ -59,10 +59,44 @@ func TestCleared(t *testing.T) {
 		{"one open turn", &open, model.KindMultipleOpenTurns, "", "", "one turn is open again"},
 	}
 	for _, c := range cases {
-		if got := Cleared(c.s, c.kind, c.turn, c.pid); got != c.want {
+		if got := Cleared(c.s, nil, c.kind, c.turn, c.pid); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}
 }
 
 func ptrTo(s model.Session) *model.Session { return &s }
+
+// TestClearedAfterTheTurnMovedOn: a question whose turn is no longer
+// current (a detached question answered after a restart resumes the
+// session in a new turn) says what kandev wrote on its rows there.
+func TestClearedAfterTheTurnMovedOn(t *testing.T) {
+	m := time.Minute
+	moved := session("RUNNING", 5*m) // current turn-1; the episode's turn is turn-0
+	rows := func(status string) []model.Message {
+		return []model.Message{clarification("p1", "q1", status, 30*m, ""), clarification("p1", "q2", status, 30*m, "")}
+	}
+	cases := []struct {
+		name string
+		turn []model.Message
+		kind model.Kind
+		want string
+	}{
+		// Answered: the answer resumed the session.
+		{"answered", rows("answered"), model.KindUnansweredClarification, "answered"},
+		{"expired", rows("expired"), model.KindShadowedClarification, "expired in kandev (the agent stopped waiting)"},
+		{"permission approved", []model.Message{permissionReq("p1", "approved", 20*m)}, model.KindPendingPermission, "approved"},
+		// The turn was read and the rows are gone.
+		{"gone", []model.Message{}, model.KindUnansweredClarification, "the question is gone from kandev"},
+		// Still pending on the old turn: all that is known is the move.
+		{"still pending", rows("pending"), model.KindUnansweredClarification, "the turn moved on"},
+		{"permission still pending", []model.Message{permissionReq("p1", "pending", 20*m)}, model.KindPendingPermission, "the turn moved on"},
+		// The old turn was not read.
+		{"not read", nil, model.KindUnansweredClarification, "the turn moved on"},
+	}
+	for _, c := range cases {
+		if got := Cleared(&moved, c.turn, c.kind, "turn-0", "p1"); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}

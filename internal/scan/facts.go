@@ -65,8 +65,7 @@ type permission struct {
 // writes every status row itself under the agent's name — "New session
 // started" at a launch, "Session resumed" at a resume, "Agent connection
 // lost — retrying…", its stall notice — so none of them shows the agent
-// doing anything: counting them made a launch whose agent never spoke look
-// stalled instead of never started, and a reconnect notice hide a stall.
+// doing anything, and a launch whose agent never spoke is never started.
 // User-authored rows — watchdogd's own nudges among them — never are: a
 // nudge must not resolve its own alert.
 func IsActivity(m model.Message) bool {
@@ -142,10 +141,14 @@ func (f *facts) observe(m model.Message) {
 		if m.CreatedAt.After(f.lastUser) {
 			f.lastUser = m.CreatedAt
 		}
-	case m.Author == "agent" && m.Type == "status" && m.Meta.Flag("cancelled"):
+	case m.Author == "agent" && m.Type == "status" && (m.Meta.Flag("cancelled") || m.Content == userCancelled):
 		f.cancelled = true
 	}
 }
+
+// userCancelled is the text of the status row kandev writes into a turn the
+// user cancelled; its metadata carries "cancelled": true.
+const userCancelled = "Turn cancelled by user"
 
 // permissionOf reads a permission request row.
 func permissionOf(m model.Message) *permission {
@@ -168,7 +171,7 @@ func newer(a, b model.Message) bool {
 	return a.ID > b.ID
 }
 
-// humanBundle applies DESIGN §5's bundle rule: pending when one row is
+// humanBundle applies the bundle rule: pending when one row is
 // pending; not for humans when a row carries parent_question (an autopilot
 // child asking its parent agent) or names no question id, or the bundle has
 // no pending_id (nothing could answer it).

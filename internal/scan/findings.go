@@ -24,7 +24,7 @@ func Findings(snap *model.Snapshot, opts Options, now time.Time) Report {
 	// kandev's snapshot already holds its sessions in byte order of id
 	// (the reader sorts them), so checking is all this costs on a real
 	// scan; a snapshot built by hand is still sorted. A SessionReport is
-	// large, so a needless sort of 10,000 of them moved megabytes per scan.
+	// large, so needlessly sorting 10,000 of them would move megabytes.
 	bySession := func(a, b SessionReport) int { return strings.Compare(a.SessionID, b.SessionID) }
 	if !slices.IsSortedFunc(rep.Sessions, bySession) {
 		slices.SortStableFunc(rep.Sessions, bySession)
@@ -49,7 +49,7 @@ func Findings(snap *model.Snapshot, opts Options, now time.Time) Report {
 // session if that is active, else its newest active one.
 //
 // It keeps indexes, not copies: a Session is a few hundred bytes, and at
-// 10,000 active sessions copies made this the scan's largest allocation.
+// 10,000 active sessions copies would be the scan's largest allocation.
 func interruptedSessions(sessions []model.Session) map[string]bool {
 	best := make(map[string]int, len(sessions))
 	for i := range sessions {
@@ -75,7 +75,7 @@ func preferForTask(a, b *model.Session) bool {
 	return a.ID > b.ID
 }
 
-// analyze applies DESIGN §5's table to one session.
+// analyze applies the findings table to one session.
 func analyze(s model.Session, interruptTarget bool, opts Options, now time.Time) (SessionReport, []Finding) {
 	f := readFacts(s)
 	kandevTurn := s.KandevTurnID
@@ -159,9 +159,11 @@ func turnFindings(s model.Session, f facts, th Thresholds, now time.Time, add ad
 //   - parked by a restart: kandev set the task's interrupted_at, and the
 //     session it concerns has no open turn;
 //   - a follow-up prompt dropped: the current turn closed without a reply
-//     to its last user message (or with a permission nobody can grant any
-//     more), and the user did not cancel it. kandev sets no interrupted_at
-//     for that and shows the session idle, so nobody else would say so.
+//     to its last user message, and the user did not cancel it. kandev sets
+//     no interrupted_at for that and shows the session idle, so nobody else
+//     would say so;
+//   - a permission lost: the current turn closed while the agent waited
+//     for a permission, which kandev still shows but can no longer grant.
 //
 // A permission still marked pending on the closed turn is named: kandev
 // shows it, but it can no longer be granted.
@@ -181,12 +183,26 @@ func interruptedFindings(s model.Session, f facts, interruptTarget bool, th Thre
 		}
 		return
 	}
-	if cur == nil || cur.CompletedAt.IsZero() || f.cancelled || !f.unanswered() && f.lostPermission == nil {
+	if cur == nil || f.cancelled {
 		return
 	}
-	if now.Sub(cur.CompletedAt) >= th.InterruptedAfter {
+	switch {
+	case f.unanswered():
 		d.Interruption = InterruptionDroppedPrompt
-		add(model.KindInterruptedSession, cur.CompletedAt, nil, nil, d)
+	case f.lostPermission != nil:
+		d.Interruption = InterruptionLostPermission
+	default:
+		return
+	}
+	// A close read as missing (too far ahead to be true, or in no shape
+	// kandev writes) is taken as the turn's start: a restart closes a turn
+	// at its start, and the finding must not wait on the clock.
+	closed := cur.CompletedAt
+	if closed.IsZero() {
+		closed = cur.StartedAt
+	}
+	if !closed.IsZero() && now.Sub(closed) >= th.InterruptedAfter {
+		add(model.KindInterruptedSession, closed, nil, nil, d)
 	}
 }
 

@@ -13,7 +13,7 @@ type Thresholds struct {
 	InterruptedAfter time.Duration
 }
 
-// DefaultThresholds are DESIGN §5's defaults.
+// DefaultThresholds are the finding thresholds' defaults.
 func DefaultThresholds() Thresholds {
 	return Thresholds{
 		StallAfter:         15 * time.Minute,
@@ -30,7 +30,7 @@ const (
 	// exclusion. Questions on watchdogd's current turn that kandev's rule
 	// misses are shadowed.
 	RulePreSpec = "pre_spec"
-	// RuleSpec is kandev with the seed's fix: the same rule as watchdogd's.
+	// RuleSpec is kandev with the rule fixed: the same rule as watchdogd's.
 	RuleSpec = "spec"
 )
 

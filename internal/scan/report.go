@@ -11,7 +11,7 @@ import (
 // SchemaVersion is the report format's version.
 const SchemaVersion = 1
 
-// Report is `watchdogd scan`'s output (DESIGN §6). Fields may be added; the
+// Report is `watchdogd scan`'s output. Fields may be added; the
 // listed ones never change.
 type Report struct {
 	SchemaVersion int             `json:"schema_version"`
@@ -96,7 +96,8 @@ type Detail struct {
 	// (shadowed_clarification).
 	KandevTurnID string `json:"kandev_turn_id,omitempty"`
 	// Interruption says what left the session parked
-	// (interrupted_session): a restart, or a dropped prompt.
+	// (interrupted_session): a restart, a dropped prompt, or a lost
+	// permission.
 	Interruption string `json:"interruption,omitempty"`
 	// LostPermission is a permission asked on the closed turn, which
 	// kandev still shows but can no longer grant (interrupted_session).
@@ -111,6 +112,9 @@ const (
 	// InterruptionDroppedPrompt: its current turn closed without a reply
 	// to the last user message, and kandev shows it idle.
 	InterruptionDroppedPrompt = "dropped_prompt"
+	// InterruptionLostPermission: its current turn closed while the agent
+	// waited for a permission, which kandev still shows but cannot grant.
+	InterruptionLostPermission = "lost_permission"
 )
 
 // LostPermission is a permission request kandev still shows as pending on
