@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/watchdogd/watchdogd/internal/config"
+	"github.com/watchdogd/watchdogd/internal/term"
 )
 
 // silentFailure makes Run exit 1 without another line: the command already
@@ -41,7 +42,7 @@ func runCheckConfig(opts Options) error {
 			}
 		default:
 			failed = true
-			fmt.Fprintf(opts.Stdout, "FAILED: %s: %s\n", f, OneLine(err))
+			fmt.Fprintf(opts.Stdout, "FAILED: %s: %s\n", f, term.OneLine(err))
 		}
 	}
 	if failed {
@@ -76,7 +77,7 @@ func unreadFiles(opts Options, cfg *config.Config, read func(string) ([]byte, er
 			if errors.As(err, &pe) {
 				why = pe.Err // the path is named already
 			}
-			out = append(out, fmt.Sprintf("%s (%s: %s)", f.path, f.field, OneLine(why)))
+			out = append(out, fmt.Sprintf("%s (%s: %s)", f.path, f.field, term.OneLine(why)))
 		}
 	}
 	return out

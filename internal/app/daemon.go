@@ -21,6 +21,7 @@ import (
 	"github.com/watchdogd/watchdogd/internal/ledger"
 	"github.com/watchdogd/watchdogd/internal/metrics"
 	"github.com/watchdogd/watchdogd/internal/scan"
+	"github.com/watchdogd/watchdogd/internal/term"
 )
 
 // shutdownGrace bounds how long SIGTERM waits for an in-flight cycle before
@@ -316,7 +317,7 @@ func (d *daemon) ensureStore(ctx context.Context) error {
 // failed records a failed cycle, logging once per change of error rather
 // than once per tick, and publishes v (see publish).
 func (d *daemon) failed(err error, v *view) {
-	msg := OneLine(err)
+	msg := term.OneLine(err)
 	if msg != d.lastErr {
 		d.log.Error("cycle failed", zap.String("err", msg))
 		d.lastErr = msg

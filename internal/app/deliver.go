@@ -14,6 +14,7 @@ import (
 	"github.com/watchdogd/watchdogd/internal/notify"
 	"github.com/watchdogd/watchdogd/internal/policy"
 	"github.com/watchdogd/watchdogd/internal/scan"
+	"github.com/watchdogd/watchdogd/internal/term"
 )
 
 // deliveryRun is one cycle's delivery state: per-channel budgets and gates.
@@ -346,16 +347,16 @@ func released(a model.Action, next time.Time, why string) model.Outcome {
 func (c *Cycle) failed(now time.Time, a model.Action, err error, log *zap.Logger) model.Outcome {
 	v := notify.Classify(err)
 	if !v.Retry {
-		return model.Outcome{State: model.StateFailed, Error: OneLine(err)}
+		return model.Outcome{State: model.StateFailed, Error: term.OneLine(err)}
 	}
 	if v.NotSent { // the cycle's time ran out before the request: next cycle
-		return released(a, now, OneLine(err))
+		return released(a, now, term.OneLine(err))
 	}
 	wait := notify.Backoff(a.Attempts)
 	if v.RateLimited && v.After > 0 {
 		wait = v.After // Slack said exactly how long
 	}
-	return model.Outcome{State: model.StatePending, NextAttempt: now.Add(wait), Error: OneLine(err), Uncertain: v.Uncertain || a.Uncertain}
+	return model.Outcome{State: model.StatePending, NextAttempt: now.Add(wait), Error: term.OneLine(err), Uncertain: v.Uncertain || a.Uncertain}
 }
 
 // fence re-checks in kandev, right before sending, that the episode still

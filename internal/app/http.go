@@ -20,6 +20,7 @@ import (
 	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/notify"
+	"github.com/watchdogd/watchdogd/internal/term"
 )
 
 // serveHTTP starts the listener: /metrics, probes, and (unless http.ui is
@@ -119,7 +120,7 @@ func (d *daemon) serveView(contentType string, body func(*view) ([]byte, error))
 		}
 		b, err := body(v)
 		if err != nil {
-			http.Error(w, OneLine(err), http.StatusInternalServerError)
+			http.Error(w, term.OneLine(err), http.StatusInternalServerError)
 			return
 		}
 		w.Header().Set("Content-Type", contentType)
@@ -160,7 +161,7 @@ func (d *daemon) readiness(ctx context.Context) []string {
 	if st == nil {
 		problems = append(problems, "ledger not open")
 	} else if err := st.Ping(ctx); err != nil {
-		problems = append(problems, "ledger unreachable: "+OneLine(err))
+		problems = append(problems, "ledger unreachable: "+term.OneLine(err))
 	}
 	if d.lease != nil && !leader && !d.lease.SeenCurrent() {
 		problems = append(problems, "standby sees no current lease")
@@ -204,4 +205,4 @@ func (d *daemon) readyz(w http.ResponseWriter, r *http.Request) {
 }
 
 // kindWords is notify's wording, for the page.
-func kindWords(k model.Kind) string { return notify.KindWords(k) }
+func kindWords(k model.Kind) string { return model.KindWords(k) }

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/watchdogd/watchdogd/internal/config"
+	"github.com/watchdogd/watchdogd/internal/term"
 )
 
 // errShuttingDown answers a reload asked for after SIGTERM.
@@ -35,7 +36,7 @@ func (d *daemon) safeReload() (err error) {
 		if r := recover(); r != nil {
 			d.m.ReloadSuccess.Set(0)
 			err = fmt.Errorf("config reload: %v", r)
-			d.log.Error("config reload failed; the previous configuration stays in effect", zap.String("err", OneLine(err)))
+			d.log.Error("config reload failed; the previous configuration stays in effect", zap.String("err", term.OneLine(err)))
 		}
 	}()
 	return d.reload()
@@ -79,7 +80,7 @@ func (d *daemon) reload() error {
 	}
 	if err != nil {
 		d.m.ReloadSuccess.Set(0)
-		d.log.Error("config reload failed; the previous configuration stays in effect", zap.String("err", OneLine(err)))
+		d.log.Error("config reload failed; the previous configuration stays in effect", zap.String("err", term.OneLine(err)))
 		return err
 	}
 	if err := d.level.UnmarshalText([]byte(cfg.Log.Level)); err != nil {
@@ -151,6 +152,6 @@ func (d *daemon) reloadHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "shutting down", http.StatusServiceUnavailable)
 	case r.Context().Err() != nil: // the client went away
 	default:
-		http.Error(w, "failed to reload config: "+OneLine(err), http.StatusInternalServerError)
+		http.Error(w, "failed to reload config: "+term.OneLine(err), http.StatusInternalServerError)
 	}
 }

@@ -89,6 +89,6 @@ func storedFinding(e model.Episode) scan.Finding {
 }
 
 func logLine(f scan.Finding) string {
-	return notify.KindWords(f.Kind) + " on " + f.TaskTitle + " (session " + f.SessionID + ", " +
-		notify.Minutes(time.Duration(f.AgeSeconds)*time.Second) + ")"
+	return model.KindWords(f.Kind) + " on " + f.TaskTitle + " (session " + f.SessionID + ", " +
+		term.Minutes(time.Duration(f.AgeSeconds)*time.Second) + ")"
 }

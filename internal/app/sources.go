@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/watchdogd/watchdogd/internal/config"
+	"github.com/watchdogd/watchdogd/internal/term"
 )
 
 // sources are the values the config points at rather than holds: the two
@@ -111,7 +112,7 @@ func (d *daemon) refresh(cfg *config.Config) {
 			return
 		}
 	}
-	if msg := OneLine(err); msg != d.srcErr {
+	if msg := term.OneLine(err); msg != d.srcErr {
 		d.srcErr = msg
 		d.log.Warn("cannot read a secret or URL file again; still using the values read before", zap.String("err", msg))
 	}

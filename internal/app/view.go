@@ -15,6 +15,7 @@ import (
 	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/policy"
 	"github.com/watchdogd/watchdogd/internal/scan"
+	"github.com/watchdogd/watchdogd/internal/term"
 )
 
 // viewRows bounds the open episodes a view keeps, the oldest: the API
@@ -111,11 +112,11 @@ func (d *daemon) readView(ctx context.Context, cfg *config.Config) *view {
 	}
 	state, err := st.Peek(ctx)
 	if err != nil {
-		return &view{at: now, err: OneLine(err)}
+		return &view{at: now, err: term.OneLine(err)}
 	}
 	silences, err := activeSilences(ctx, cfg, st, now)
 	if err != nil {
-		return &view{at: now, err: OneLine(err)}
+		return &view{at: now, err: term.OneLine(err)}
 	}
 	return newView(state.Open, silences, cfg.Kandev.BaseURL, now)
 }

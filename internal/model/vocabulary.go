@@ -66,6 +66,27 @@ func HumanOwesAnswer(k Kind) bool {
 	return k == KindUnansweredClarification || k == KindPendingPermission
 }
 
+// KindWords names a finding kind for people.
+func KindWords(kind Kind) string {
+	switch kind {
+	case KindStalledTurn:
+		return "stalled turn"
+	case KindNeverStarted:
+		return "never started"
+	case KindUnansweredClarification:
+		return "unanswered question"
+	case KindShadowedClarification:
+		return "question hidden in kandev"
+	case KindPendingPermission:
+		return "pending permission"
+	case KindInterruptedSession:
+		return "interrupted session"
+	case KindMultipleOpenTurns:
+		return "several open turns"
+	}
+	return string(kind)
+}
+
 // ActionKind is what an action does: a step's configured action, or the
 // edit a resolve makes.
 type ActionKind string

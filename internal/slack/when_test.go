@@ -1,4 +1,4 @@
-package notify
+package slack
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slack-go/slack"
+	slackapi "github.com/slack-go/slack"
 
 	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/scan"
@@ -20,7 +20,7 @@ func TestStalledTurnNamesItsLastOutputAsADate(t *testing.T) {
 	f := scan.Finding{Kind: model.KindStalledTurn, SessionID: "s1", TaskID: "t1", TaskTitle: "Fix login", Link: "http://kandev/t/t1",
 		AgeSeconds: 2520, Detail: &scan.Detail{LastActivityAt: strp(last.Format(time.RFC3339Nano)), LastActivityType: "tool_call"}}
 	m := Render(f, RenderOptions{Now: last.Add(42 * time.Minute)})
-	first := m.Blocks.BlockSet[0].(*slack.SectionBlock).Text.Text
+	first := m.Blocks.BlockSet[0].(*slackapi.SectionBlock).Text.Text
 	want := "No output <!date^1796071265^since {date_short_pretty} at {time}|since Nov 30 20:41 UTC> (last: tool call)."
 	if !strings.Contains(first, want) {
 		t.Fatalf("first section %q\nwant it to contain %q", first, want)
@@ -35,7 +35,7 @@ func TestStalledTurnNamesItsLastOutputAsADate(t *testing.T) {
 // goes.
 func TestSentLate(t *testing.T) {
 	written := time.Date(2026, 11, 30, 22, 30, 0, 0, time.UTC)
-	full := make([]slack.Block, maxBlocks)
+	full := make([]slackapi.Block, maxBlocks)
 	for i := range full {
 		full[i] = section(plain("q"))
 	}
@@ -51,10 +51,10 @@ func TestSentLate(t *testing.T) {
 		// A thread reply: headline and context line.
 		{"reply", Render(question("Fix login", "A or B?", 2), RenderOptions{Reply: true}), 2, true},
 		// A body without a context line (an older renderer's): one is added.
-		{"no context line", Message{Text: "x", Blocks: slack.Blocks{BlockSet: []slack.Block{section(mrkdwn("x"))}}}, 2, false},
+		{"no context line", Message{Text: "x", Blocks: slackapi.Blocks{BlockSet: []slackapi.Block{section(mrkdwn("x"))}}}, 2, false},
 		// No room for another block: the body goes as it is, never refused;
 		// a fallback text at its limit is cut to keep the "as of".
-		{"full", Message{Text: strings.Repeat("x", maxFallback), Blocks: slack.Blocks{BlockSet: full}}, maxBlocks, false},
+		{"full", Message{Text: strings.Repeat("x", maxFallback), Blocks: slackapi.Blocks{BlockSet: full}}, maxBlocks, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -76,7 +76,7 @@ func TestSentLate(t *testing.T) {
 			if !strings.Contains(text, "Sent late: held back from Nov 30 22:30 UTC") {
 				t.Errorf("text %q", text)
 			}
-			last := got.Blocks.BlockSet[len(got.Blocks.BlockSet)-1].(*slack.ContextBlock)
+			last := got.Blocks.BlockSet[len(got.Blocks.BlockSet)-1].(*slackapi.ContextBlock)
 			if els := len(last.ContextElements.Elements); c.inFooter != (els == 2) {
 				t.Errorf("context line has %d elements", els)
 			}

@@ -2,7 +2,7 @@
 // kandev nudges (kandev's WebSocket API) and console output, with the
 // retry rules written once. Rendering is pure: a message is rendered when
 // its action is decided and frozen in the ledger.
-package notify
+package slack
 
 import (
 	"encoding/json"
@@ -11,10 +11,11 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/slack-go/slack"
+	slackapi "github.com/slack-go/slack"
 
 	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/scan"
+	"github.com/watchdogd/watchdogd/internal/term"
 )
 
 // Block Kit limits: a section's text, a message's blocks, the text of all
@@ -39,8 +40,8 @@ const moreNotShown = "… more not shown; open the task in kandev."
 
 // Message is a rendered Slack message, frozen in the ledger as JSON.
 type Message struct {
-	Text   string       `json:"text"`
-	Blocks slack.Blocks `json:"blocks"`
+	Text   string          `json:"text"`
+	Blocks slackapi.Blocks `json:"blocks"`
 }
 
 // Encode is the body stored in an action row.
@@ -79,12 +80,12 @@ type RenderOptions struct {
 // unescaped: it is either escaped (&, <, >, formatting characters) or sent
 // as plain_text, so it can neither ping @channel nor break formatting.
 func Render(f scan.Finding, o RenderOptions) Message {
-	age := Minutes(time.Duration(f.AgeSeconds) * time.Second)
+	age := term.Minutes(time.Duration(f.AgeSeconds) * time.Second)
 	head, body := headline(f, age)
 	if o.KindChange {
 		head, body = kindChangeText(f)
 	}
-	label := escapeText(TitleLabel(f.TaskTitle, f.TaskID))
+	label := escapeText(term.TitleLabel(f.TaskTitle, f.TaskID))
 	title := fmt.Sprintf("<%s|%s>", escapeURL(f.Link), label)
 	first := fmt.Sprintf("%s *%s* %s", emoji(f.Kind), head, title)
 	if o.Mention != "" {
@@ -95,30 +96,30 @@ func Render(f scan.Finding, o RenderOptions) Message {
 	}
 	head1 := mrkdwn(first)
 	footer := mrkdwn(fmt.Sprintf("session `%s` · workspace `%s` · %s · watchdogd",
-		escapeCode(f.SessionID), escapeCode(f.WorkspaceID), KindWords(f.Kind)))
-	blocks := []slack.Block{section(head1)}
+		escapeCode(f.SessionID), escapeCode(f.WorkspaceID), model.KindWords(f.Kind)))
+	blocks := []slackapi.Block{section(head1)}
 	if !o.Reply {
 		budget := maxMessageText - utf8.RuneCountInString(head1.Text) - utf8.RuneCountInString(footer.Text)
 		blocks = append(blocks, evidence(f, budget)...)
 	}
-	blocks = append(blocks, slack.NewContextBlock("", footer))
+	blocks = append(blocks, slackapi.NewContextBlock("", footer))
 	text := fmt.Sprintf("%s %s %s", o.Mention, head, label)
-	return Message{Text: clip(strings.TrimSpace(text), maxFallback), Blocks: slack.Blocks{BlockSet: blocks}}
+	return Message{Text: clip(strings.TrimSpace(text), maxFallback), Blocks: slackapi.Blocks{BlockSet: blocks}}
 }
 
 // RenderResolved edits a first message: a cleared line on top, the original
 // evidence below (without re-pinging anyone).
 func RenderResolved(original Message, reason string, after time.Duration) Message {
-	line := fmt.Sprintf(":white_check_mark: *Cleared after %s:* %s.", Minutes(after), escapeText(reason))
-	blocks := []slack.Block{section(mrkdwn(line))}
+	line := fmt.Sprintf(":white_check_mark: *Cleared after %s:* %s.", term.Minutes(after), escapeText(reason))
+	blocks := []slackapi.Block{section(mrkdwn(line))}
 	for _, b := range original.Blocks.BlockSet {
 		if len(blocks) >= maxBlocks {
 			break
 		}
 		blocks = append(blocks, b)
 	}
-	return Message{Text: clip(fmt.Sprintf("Cleared after %s: %s. %s", Minutes(after), escapeText(reason), original.Text), maxFallback),
-		Blocks: slack.Blocks{BlockSet: blocks}}
+	return Message{Text: clip(fmt.Sprintf("Cleared after %s: %s. %s", term.Minutes(after), escapeText(reason), original.Text), maxFallback),
+		Blocks: slackapi.Blocks{BlockSet: blocks}}
 }
 
 // ClearedReply is a resolve that may not edit the first message, as a
@@ -128,7 +129,7 @@ func ClearedReply(resolved Message) Message {
 	if len(resolved.Blocks.BlockSet) == 0 {
 		return resolved
 	}
-	return Message{Text: resolved.Text, Blocks: slack.Blocks{BlockSet: resolved.Blocks.BlockSet[:1]}}
+	return Message{Text: resolved.Text, Blocks: slackapi.Blocks{BlockSet: resolved.Blocks.BlockSet[:1]}}
 }
 
 // headline is the first line's bold part and the sentence after the link.
@@ -203,7 +204,7 @@ func kindChangeText(f scan.Finding) (string, string) {
 // or the permission asked for. It stays within budget characters and
 // maxBlocks-2 blocks (the headline and the context line take the other
 // two); what does not fit is replaced by a visible notice.
-func evidence(f scan.Finding, budget int) []slack.Block {
+func evidence(f scan.Finding, budget int) []slackapi.Block {
 	d := f.Detail
 	if d == nil {
 		return nil
@@ -251,10 +252,10 @@ func evidence(f scan.Finding, budget int) []slack.Block {
 // most budget characters in all, clipping the first one that fits only in
 // part. When anything is left out (untold counts questions that were never
 // among texts), the last section says so.
-func fit(texts []string, budget, blocks, untold int) []slack.Block {
+func fit(texts []string, budget, blocks, untold int) []slackapi.Block {
 	const notice = moreNotShown
 	const least = 200 // a clipped section shorter than this is not worth showing
-	var out []slack.Block
+	var out []slackapi.Block
 	left := budget - utf8.RuneCountInString(notice) // the notice always fits
 	for i, t := range texts {
 		more := i+1 < len(texts) || untold > 0
@@ -293,27 +294,27 @@ func WithinLimits(m Message) Message {
 			total += n
 			continue
 		}
-		kept := append([]slack.Block(nil), blocks[:min(i, maxBlocks-1)]...)
-		return Message{Text: m.Text, Blocks: slack.Blocks{BlockSet: append(kept, section(plain(moreNotShown)))}}
+		kept := append([]slackapi.Block(nil), blocks[:min(i, maxBlocks-1)]...)
+		return Message{Text: m.Text, Blocks: slackapi.Blocks{BlockSet: append(kept, section(plain(moreNotShown)))}}
 	}
 	return m
 }
 
 // blockText counts the characters of the text objects in the blocks
 // watchdogd renders (sections and context lines).
-func blockText(b slack.Block) int {
+func blockText(b slackapi.Block) int {
 	n := 0
 	switch v := b.(type) {
-	case *slack.SectionBlock:
+	case *slackapi.SectionBlock:
 		if v.Text != nil {
 			n += utf8.RuneCountInString(v.Text.Text)
 		}
 		for _, f := range v.Fields {
 			n += utf8.RuneCountInString(f.Text)
 		}
-	case *slack.ContextBlock:
+	case *slackapi.ContextBlock:
 		for _, e := range v.ContextElements.Elements {
-			if t, ok := e.(*slack.TextBlockObject); ok {
+			if t, ok := e.(*slackapi.TextBlockObject); ok {
 				n += utf8.RuneCountInString(t.Text)
 			}
 		}
@@ -321,25 +322,16 @@ func blockText(b slack.Block) int {
 	return n
 }
 
-func section(t *slack.TextBlockObject) slack.Block { return slack.NewSectionBlock(t, nil, nil) }
-
-func mrkdwn(s string) *slack.TextBlockObject {
-	return slack.NewTextBlockObject(slack.MarkdownType, clip(s, maxSectionText), false, true)
+func section(t *slackapi.TextBlockObject) slackapi.Block {
+	return slackapi.NewSectionBlock(t, nil, nil)
 }
 
-func plain(s string) *slack.TextBlockObject {
-	return slack.NewTextBlockObject(slack.PlainTextType, clip(s, maxSectionText), false, false)
+func mrkdwn(s string) *slackapi.TextBlockObject {
+	return slackapi.NewTextBlockObject(slackapi.MarkdownType, clip(s, maxSectionText), false, true)
 }
 
-// TitleLabel is how a task is named to people: its title on one line, or
-// its id when kandev has no title for it. A link whose label is empty is
-// invisible, in Slack and on the status page alike, and a line break
-// inside Slack's <url|label> breaks the link.
-func TitleLabel(title, taskID string) string {
-	if t := strings.Join(strings.Fields(title), " "); t != "" {
-		return t
-	}
-	return "task " + taskID
+func plain(s string) *slackapi.TextBlockObject {
+	return slackapi.NewTextBlockObject(slackapi.PlainTextType, clip(s, maxSectionText), false, false)
 }
 
 // clip truncates to n characters with a visible "…".
@@ -363,43 +355,4 @@ func emoji(kind model.Kind) string {
 		return ":double_vertical_bar:"
 	}
 	return ":warning:"
-}
-
-// KindWords names a finding kind for people.
-func KindWords(kind model.Kind) string {
-	switch kind {
-	case model.KindStalledTurn:
-		return "stalled turn"
-	case model.KindNeverStarted:
-		return "never started"
-	case model.KindUnansweredClarification:
-		return "unanswered question"
-	case model.KindShadowedClarification:
-		return "question hidden in kandev"
-	case model.KindPendingPermission:
-		return "pending permission"
-	case model.KindInterruptedSession:
-		return "interrupted session"
-	case model.KindMultipleOpenTurns:
-		return "several open turns"
-	}
-	return string(kind)
-}
-
-// Minutes prints a duration for messages: "42 min", "1 h 10 min", "2 d 3 h".
-func Minutes(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%d s", int(d/time.Second))
-	case d < time.Hour:
-		return fmt.Sprintf("%d min", int(d/time.Minute))
-	case d < 24*time.Hour:
-		h, m := int(d/time.Hour), int(d%time.Hour/time.Minute)
-		if m == 0 {
-			return fmt.Sprintf("%d h", h)
-		}
-		return fmt.Sprintf("%d h %d min", h, m)
-	}
-	days, h := int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour)
-	return fmt.Sprintf("%d d %d h", days, h)
 }

@@ -1,4 +1,4 @@
-package notify
+package slack
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/slack-go/slack"
+	slackapi "github.com/slack-go/slack"
 )
 
 // A message is rendered when its action is decided and frozen in the ledger,
@@ -47,23 +47,23 @@ func SentLate(m Message, written time.Time) Message {
 	note := mrkdwn(":clock3: Sent late: held back " + slackDate("from", written) +
 		" by quiet hours, a silence, or Slack's limits or an outage. The ages above are as of then.")
 	asOf := " (as of " + utcStamp(written) + ")"
-	blocks := append([]slack.Block(nil), m.Blocks.BlockSet...)
+	blocks := append([]slackapi.Block(nil), m.Blocks.BlockSet...)
 	n := len(blocks)
 	if c, ok := lastContext(blocks); ok && len(c.ContextElements.Elements) < 10 {
 		grown := *c // the written message's block is not changed
-		grown.ContextElements.Elements = append(append([]slack.MixedElement(nil), c.ContextElements.Elements...), note)
+		grown.ContextElements.Elements = append(append([]slackapi.MixedElement(nil), c.ContextElements.Elements...), note)
 		blocks[n-1] = &grown
 	} else if n < maxBlocks {
-		blocks = append(blocks, slack.NewContextBlock("", note))
+		blocks = append(blocks, slackapi.NewContextBlock("", note))
 	}
-	return Message{Text: clip(m.Text, maxFallback-utf8.RuneCountInString(asOf)) + asOf, Blocks: slack.Blocks{BlockSet: blocks}}
+	return Message{Text: clip(m.Text, maxFallback-utf8.RuneCountInString(asOf)) + asOf, Blocks: slackapi.Blocks{BlockSet: blocks}}
 }
 
 // lastContext is the message's closing context line, if it ends with one.
-func lastContext(blocks []slack.Block) (*slack.ContextBlock, bool) {
+func lastContext(blocks []slackapi.Block) (*slackapi.ContextBlock, bool) {
 	if len(blocks) == 0 {
 		return nil, false
 	}
-	c, ok := blocks[len(blocks)-1].(*slack.ContextBlock)
+	c, ok := blocks[len(blocks)-1].(*slackapi.ContextBlock)
 	return c, ok
 }

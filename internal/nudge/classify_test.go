@@ -1,4 +1,4 @@
-package notify
+package nudge
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package notify
+package slack
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/slack-go/slack"
+	slackapi "github.com/slack-go/slack"
 
 	"github.com/watchdogd/watchdogd/internal/term"
 )
@@ -67,13 +67,13 @@ func PlainText(m Message) string {
 	var lines []string
 	for _, b := range m.Blocks.BlockSet {
 		switch v := b.(type) {
-		case *slack.SectionBlock:
+		case *slackapi.SectionBlock:
 			if v.Text != nil {
 				lines = append(lines, v.Text.Text)
 			}
-		case *slack.ContextBlock:
+		case *slackapi.ContextBlock:
 			for _, e := range v.ContextElements.Elements {
-				if t, ok := e.(*slack.TextBlockObject); ok {
+				if t, ok := e.(*slackapi.TextBlockObject); ok {
 					lines = append(lines, t.Text)
 				}
 			}

@@ -1,4 +1,4 @@
-package notify
+package slack
 
 import (
 	"context"
@@ -8,10 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slack-go/slack"
+	slackapi "github.com/slack-go/slack"
 
 	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/scan"
+	"github.com/watchdogd/watchdogd/internal/term"
 )
 
 func strp(s string) *string { return &s }
@@ -133,7 +134,7 @@ func TestFit(t *testing.T) {
 		var sizes []int
 		total := 0
 		for _, b := range got {
-			text := b.(*slack.SectionBlock).Text.Text
+			text := b.(*slackapi.SectionBlock).Text.Text
 			total += len([]rune(text))
 			if text == notice {
 				sizes = append(sizes, -1)
@@ -161,24 +162,16 @@ func TestRenderResolved(t *testing.T) {
 	}
 }
 
-func TestMinutes(t *testing.T) {
-	for d, want := range map[time.Duration]string{42 * time.Minute: "42 min", 70 * time.Minute: "1 h 10 min", 2 * time.Hour: "2 h", 50 * time.Hour: "2 d 2 h", 30 * time.Second: "30 s"} {
-		if got := Minutes(d); got != want {
-			t.Errorf("Minutes(%v) = %q, want %q", d, got, want)
-		}
-	}
-}
-
 // TestWithinLimits: a body frozen in the ledger by an older renderer, with
 // more text than Slack takes, is cut at the edge and accepted rather than
 // refused for good; a body within the limits goes out unchanged.
 func TestWithinLimits(t *testing.T) {
 	s, srv := testSlack(t)
-	blocks := []slack.Block{section(mrkdwn("headline"))}
+	blocks := []slackapi.Block{section(mrkdwn("headline"))}
 	for i := 0; i < 10; i++ {
 		blocks = append(blocks, section(plain(strings.Repeat("q", 3000))))
 	}
-	old := Message{Text: "headline", Blocks: slack.Blocks{BlockSet: blocks}}
+	old := Message{Text: "headline", Blocks: slackapi.Blocks{BlockSet: blocks}}
 	if _, err := s.Post(context.Background(), "C1", "", "key-old", old); err != nil {
 		t.Fatalf("Slack rejected an old body: %v", err)
 	}
@@ -192,28 +185,6 @@ func TestWithinLimits(t *testing.T) {
 	r := RenderResolved(m, "answered", time.Hour)
 	if a, b := r.Encode(), WithinLimits(r).Encode(); a != b {
 		t.Fatal("a resolve of a rendered message was changed at the edge")
-	}
-}
-
-// TestTitleLabel: a task is named by its title on one line, or by its id
-// when the title is blank, in the Slack link and in the fallback text.
-func TestTitleLabel(t *testing.T) {
-	cases := []struct{ title, want string }{
-		{"Fix login", "Fix login"},
-		{"  Fix\n login\t redirect ", "Fix login redirect"}, // a line break would end Slack's <url|label>
-		{"", "task t1"},                                     // an empty label is an invisible link
-		{" \n", "task t1"},                                  // blank is empty
-	}
-	for _, c := range cases {
-		if got := TitleLabel(c.title, "t1"); got != c.want {
-			t.Errorf("TitleLabel(%q) = %q, want %q", c.title, got, c.want)
-		}
-		f := scan.Finding{Kind: "stalled_turn", SessionID: "s1", TaskID: "t1", TaskTitle: c.title, Link: "http://kandev/t/t1", AgeSeconds: 1800}
-		m := Render(f, RenderOptions{})
-		first := m.Blocks.BlockSet[0].(*slack.SectionBlock).Text.Text
-		if !strings.Contains(first, "<http://kandev/t/t1|"+c.want+">") || !strings.HasSuffix(m.Text, c.want) {
-			t.Errorf("title %q: first line %q, text %q", c.title, first, m.Text)
-		}
 	}
 }
 
@@ -258,6 +229,28 @@ func TestInterruptedSessionSaysWhatWasLost(t *testing.T) {
 			if strings.Contains(string(raw), w) {
 				t.Errorf("%s: message says %q: %s", c.name, w, raw)
 			}
+		}
+	}
+}
+
+// TestTitleLabel: a task is named by its title on one line, or by its id
+// when the title is blank, in the Slack link and in the fallback text.
+func TestTitleLabel(t *testing.T) {
+	cases := []struct{ title, want string }{
+		{"Fix login", "Fix login"},
+		{"  Fix\n login\t redirect ", "Fix login redirect"}, // a line break would end Slack's <url|label>
+		{"", "task t1"},                                     // an empty label is an invisible link
+		{" \n", "task t1"},                                  // blank is empty
+	}
+	for _, c := range cases {
+		if got := term.TitleLabel(c.title, "t1"); got != c.want {
+			t.Errorf("TitleLabel(%q) = %q, want %q", c.title, got, c.want)
+		}
+		f := scan.Finding{Kind: "stalled_turn", SessionID: "s1", TaskID: "t1", TaskTitle: c.title, Link: "http://kandev/t/t1", AgeSeconds: 1800}
+		m := Render(f, RenderOptions{})
+		first := m.Blocks.BlockSet[0].(*slackapi.SectionBlock).Text.Text
+		if !strings.Contains(first, "<http://kandev/t/t1|"+c.want+">") || !strings.HasSuffix(m.Text, c.want) {
+			t.Errorf("title %q: first line %q, text %q", c.title, first, m.Text)
 		}
 	}
 }

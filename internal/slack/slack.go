@@ -1,4 +1,4 @@
-package notify
+package slack
 
 import (
 	"context"
@@ -10,10 +10,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/slack-go/slack"
+	slackapi "github.com/slack-go/slack"
 	"golang.org/x/time/rate"
 
 	"github.com/watchdogd/watchdogd/internal/config"
+	"github.com/watchdogd/watchdogd/internal/deliver"
 )
 
 // EventType marks watchdogd's messages in Slack's message metadata, so that
@@ -23,7 +24,7 @@ const EventType = "watchdogd_action"
 // Slack posts, edits and finds watchdogd's messages through Slack's Web API,
 // pacing each channel at one message per second as Slack asks.
 type Slack struct {
-	client *slack.Client
+	client *slackapi.Client
 
 	mu       sync.Mutex
 	limiters map[string]*rate.Limiter
@@ -34,7 +35,7 @@ func NewSlack(token config.Secret, apiURL string, timeout time.Duration) *Slack 
 	if !strings.HasSuffix(apiURL, "/") {
 		apiURL += "/"
 	}
-	return &Slack{client: slack.New(token.Reveal(), slack.OptionAPIURL(apiURL), slack.OptionHTTPClient(&http.Client{Timeout: timeout})),
+	return &Slack{client: slackapi.New(token.Reveal(), slackapi.OptionAPIURL(apiURL), slackapi.OptionHTTPClient(&http.Client{Timeout: timeout})),
 		limiters: map[string]*rate.Limiter{}}
 }
 
@@ -48,32 +49,26 @@ func (s *Slack) pace(ctx context.Context, channel string) error {
 	}
 	s.mu.Unlock()
 	if err := l.Wait(ctx); err != nil {
-		return fmt.Errorf("%w: waiting for the next slot in %s: %w", ErrNotSent, channel, err)
+		return fmt.Errorf("%w: waiting for the next slot in %s: %w", deliver.ErrNotSent, channel, err)
 	}
 	return nil
 }
-
-// ErrNotSent marks an error raised before any request left: the channel's
-// next slot would come after the cycle's deadline, or the cycle ended while
-// waiting for it. Nothing can have landed, so the action just waits for the
-// next cycle: no attempt spent, no evidence to look for.
-var ErrNotSent = errors.New("not sent")
 
 // Post sends a message (a thread reply when threadTS is set) carrying the
 // action key in its metadata, and returns its ts.
 func (s *Slack) Post(ctx context.Context, channel, threadTS, key string, m Message) (string, error) {
 	m = WithinLimits(m)
-	opts := []slack.MsgOption{
-		slack.MsgOptionText(m.Text, false),
-		slack.MsgOptionBlocks(m.Blocks.BlockSet...),
-		slack.MsgOptionMetadata(slack.SlackMetadata{EventType: EventType, EventPayload: map[string]any{"key": key}}),
-		slack.MsgOptionDisableLinkUnfurl(),
+	opts := []slackapi.MsgOption{
+		slackapi.MsgOptionText(m.Text, false),
+		slackapi.MsgOptionBlocks(m.Blocks.BlockSet...),
+		slackapi.MsgOptionMetadata(slackapi.SlackMetadata{EventType: EventType, EventPayload: map[string]any{"key": key}}),
+		slackapi.MsgOptionDisableLinkUnfurl(),
 	}
 	if err := s.pace(ctx, channel); err != nil {
 		return "", err
 	}
 	if threadTS != "" {
-		_, ts, err := s.client.PostMessageContext(ctx, channel, append(opts, slack.MsgOptionTS(threadTS))...)
+		_, ts, err := s.client.PostMessageContext(ctx, channel, append(opts, slackapi.MsgOptionTS(threadTS))...)
 		if !threadGone(err) {
 			if err != nil {
 				return "", fmt.Errorf("chat.postMessage to %s in thread %s: %w", channel, threadTS, err)
@@ -96,7 +91,7 @@ func (s *Slack) Post(ctx context.Context, channel, threadTS, key string, m Messa
 // threadGone reports Slack's answer for a thread whose first message was
 // deleted (with no replies left under it).
 func threadGone(err error) bool {
-	var se slack.SlackErrorResponse
+	var se slackapi.SlackErrorResponse
 	return errors.As(err, &se) && se.Err == "thread_not_found"
 }
 
@@ -107,7 +102,7 @@ func (s *Slack) Update(ctx context.Context, channel, ts string, m Message) error
 		return err
 	}
 	_, _, _, err := s.client.UpdateMessageContext(ctx, channel, ts,
-		slack.MsgOptionText(m.Text, false), slack.MsgOptionBlocks(m.Blocks.BlockSet...))
+		slackapi.MsgOptionText(m.Text, false), slackapi.MsgOptionBlocks(m.Blocks.BlockSet...))
 	if err != nil {
 		return fmt.Errorf("chat.update of %s in %s: %w", ts, channel, err)
 	}
@@ -137,17 +132,17 @@ func (s *Slack) find(ctx context.Context, channel, threadTS, key string, oldest 
 	since := strconv.FormatFloat(float64(oldest.Add(-time.Minute).UnixMicro())/1e6, 'f', 6, 64)
 	cursor := ""
 	for page := 0; page < 20; page++ {
-		var msgs []slack.Message
+		var msgs []slackapi.Message
 		var next string
 		if threadTS != "" {
-			m, _, nc, err := s.client.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
+			m, _, nc, err := s.client.GetConversationRepliesContext(ctx, &slackapi.GetConversationRepliesParameters{
 				ChannelID: channel, Timestamp: threadTS, Oldest: since, Cursor: cursor, Limit: 200, IncludeAllMetadata: true})
 			if err != nil {
 				return "", false, fmt.Errorf("conversations.replies in %s: %w", channel, err)
 			}
 			msgs, next = m, nc
 		} else {
-			resp, err := s.client.GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{
+			resp, err := s.client.GetConversationHistoryContext(ctx, &slackapi.GetConversationHistoryParameters{
 				ChannelID: channel, Oldest: since, Cursor: cursor, Limit: 200, IncludeAllMetadata: true})
 			if err != nil {
 				return "", false, fmt.Errorf("conversations.history in %s: %w", channel, err)
@@ -170,7 +165,7 @@ func (s *Slack) find(ctx context.Context, channel, threadTS, key string, oldest 
 // ReadHistory proves the token may read a channel's history, which
 // settling an interrupted delivery from evidence needs (Find).
 func (s *Slack) ReadHistory(ctx context.Context, channel string) error {
-	if _, err := s.client.GetConversationHistoryContext(ctx, &slack.GetConversationHistoryParameters{ChannelID: channel, Limit: 1}); err != nil {
+	if _, err := s.client.GetConversationHistoryContext(ctx, &slackapi.GetConversationHistoryParameters{ChannelID: channel, Limit: 1}); err != nil {
 		return fmt.Errorf("conversations.history in %s: %w", channel, err)
 	}
 	return nil
@@ -178,7 +173,7 @@ func (s *Slack) ReadHistory(ctx context.Context, channel string) error {
 
 // Test posts notify-test's message.
 func (s *Slack) Test(ctx context.Context, channel, text string) (string, error) {
-	_, ts, err := s.client.PostMessageContext(ctx, channel, slack.MsgOptionText(text, false))
+	_, ts, err := s.client.PostMessageContext(ctx, channel, slackapi.MsgOptionText(text, false))
 	if err != nil {
 		return "", fmt.Errorf("chat.postMessage to %s: %w", channel, err)
 	}
