@@ -312,21 +312,23 @@ func (d *daemon) ensureStore(ctx context.Context) error {
 	return nil
 }
 
-// failed records a failed cycle, logging once per change of error rather
-// than once per tick, and publishes v (see publish).
+// failed records a failed cycle and publishes v (see publish), then logs,
+// once per change of error rather than once per tick. The log line comes
+// last so that whoever reads it finds the page and the API already saying
+// the same (an operator, a script, or a test waiting for it).
 func (d *daemon) failed(err error, v *view) {
 	msg := OneLine(err)
+	d.status.mu.Lock()
+	d.status.lastErr = msg
+	d.status.failures++
+	d.publish(v)
+	d.status.mu.Unlock()
 	if msg != d.lastErr {
 		d.log.Error("cycle failed", zap.String("err", msg))
 		d.lastErr = msg
 	} else {
 		d.log.Debug("cycle failed again", zap.String("err", msg))
 	}
-	d.status.mu.Lock()
-	d.status.lastErr = msg
-	d.status.failures++
-	d.publish(v)
-	d.status.mu.Unlock()
 }
 
 // scanned records a successful scan when it completes: the instant
@@ -338,16 +340,17 @@ func (d *daemon) scanned(rep scan.Report, at time.Time) {
 }
 
 // succeeded records a cycle that completed, whose scan was recorded when
-// it completed (scanned), and publishes v (see publish).
+// it completed (scanned), and publishes v (see publish), then logs a
+// recovery (after the publish, as failed does).
 func (d *daemon) succeeded(v *view) {
-	if d.lastErr != "" {
-		d.log.Info("cycle recovered", zap.String("after", d.lastErr))
-		d.lastErr = ""
-	}
 	d.status.mu.Lock()
 	d.status.lastErr, d.status.failures = "", 0
 	d.publish(v)
 	d.status.mu.Unlock()
+	if d.lastErr != "" {
+		d.log.Info("cycle recovered", zap.String("after", d.lastErr))
+		d.lastErr = ""
+	}
 }
 
 // shutdown stops scheduling, lets an in-flight cycle finish within
