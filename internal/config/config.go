@@ -185,7 +185,7 @@ func Parse(name string, b []byte, getenv func(string) string) (*Config, error) {
 func parse(name string, b []byte, d *decoder) (cfg *Config, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			cfg, err = nil, &Problems{File: name, Items: []Problem{{Field: "(file)", Msg: oneLine(fmt.Sprintf("cannot be read: %v", r))}}}
+			cfg, err = nil, d.panicked(name, r)
 		}
 	}()
 	c := &Config{File: name}
@@ -208,6 +208,17 @@ func parse(name string, b []byte, d *decoder) (cfg *Config, err error) {
 		return nil, &Problems{File: name, Items: d.problems}
 	}
 	return c, nil
+}
+
+// panicked is the problem a panic while reading the file becomes: at the
+// line of the node being decoded when it came, or else the top of the
+// file, so that it reads "file:line: …" like every other problem.
+func (d *decoder) panicked(name string, r any) *Problems {
+	line := d.at
+	if line < 1 {
+		line = 1
+	}
+	return &Problems{File: name, Items: []Problem{{Line: line, Field: "(file)", Msg: oneLine(fmt.Sprintf("cannot be read: %v", r))}}}
 }
 
 // secondDocument refuses a second YAML document after "---": the decoder

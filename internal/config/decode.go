@@ -73,6 +73,9 @@ type decoder struct {
 	// visits counts the nodes and keys walked, aliases and merge keys
 	// expanded: the work a file costs.
 	visits int
+	// at is the line of the node being decoded (0 outside decoding): where
+	// a panic of a library reading a value is reported.
+	at int
 }
 
 func (d *decoder) envSet(name string) bool { return d.getenv != nil && d.getenv(name) != "" }
@@ -113,11 +116,20 @@ var (
 	scalarType   = reflect.TypeOf((*scalar)(nil)).Elem()
 )
 
+// decode decodes n into v, noting n's line in d.at while it does; not
+// restored by a defer, so that a panic leaves the line where it came.
 func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	d.visits++
 	if n.Kind == yaml.AliasNode {
 		n = n.Alias
 	}
+	outer := d.at
+	d.at = n.Line
+	d.decodeNode(n, v, path)
+	d.at = outer
+}
+
+func (d *decoder) decodeNode(n *yaml.Node, v reflect.Value, path string) {
 	if d.faulty[n] {
 		d.skip(n, path)
 		return
