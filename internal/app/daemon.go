@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"sync"
@@ -168,24 +169,29 @@ func (d *daemon) serve(ctx context.Context, srv shutdowner, cancelWork context.C
 }
 
 // install builds the cycle for a config and its sources (at start, on
-// reload, and when a source file changed).
+// reload, and when a source file changed) and puts it in place whole: what
+// can fail (building the clients) comes before anything changes, and the
+// reader and ledger it replaces are closed only once the new cycle is in
+// place, so that an error leaves the previous cycle untouched and a panic
+// closing them leaves the new one complete.
 func (d *daemon) install(cfg *config.Config, src sources) error {
 	c := &Cycle{Config: cfg, Log: d.log, Metrics: d.m, Now: time.Now, Holder: d.holder, OnScan: d.scanned}
 	if err := c.connect(cfg, src); err != nil {
 		return err
 	}
+	var retired []io.Closer
 	dbURL, sURL := src.database, src.state
 	ropts := kandev.Options{BusyTimeout: cfg.Database.BusyTimeout}
 	if d.reader == nil || d.reader.url != dbURL || d.reader.opts.BusyTimeout != ropts.BusyTimeout {
 		if d.reader != nil {
-			_ = d.reader.Close()
+			retired = append(retired, d.reader)
 		}
 		d.reader = &lazyReader{url: dbURL, opts: ropts}
 	}
 	c.Reader = d.reader
 	if sURL != d.storeURL {
 		if old := d.store.Swap(nil); old != nil {
-			_ = old.Close()
+			retired = append(retired, old)
 		}
 		d.storeURL = sURL
 	}
@@ -202,6 +208,9 @@ func (d *daemon) install(cfg *config.Config, src sources) error {
 	d.cycle = c
 	d.cfg.Store(cfg)
 	d.src = src
+	for _, r := range retired {
+		_ = r.Close()
+	}
 	return nil
 }
 
