@@ -196,7 +196,11 @@ func parse(name string, b []byte, d *decoder) (cfg *Config, err error) {
 			return nil, &Problems{File: name, Items: []Problem{{Line: yamlErrLine(err), Field: "(syntax)", Msg: oneLine(yamlErrMsg(err))}}}
 		}
 		if len(root.Content) > 0 {
+			d.nodes = countNodes(&root)
 			d.decode(root.Content[0], reflect.ValueOf(c).Elem(), "")
+		}
+		if d.overBudget { // decoded in part: validating it would say little true
+			return nil, d.sorted(name)
 		}
 		secondDocument(dec, d)
 	}
@@ -204,10 +208,15 @@ func parse(name string, b []byte, d *decoder) (cfg *Config, err error) {
 	applyDefaults(c)
 	validate(c, d)
 	if len(d.problems) > 0 {
-		sort.SliceStable(d.problems, func(i, j int) bool { return d.problems[i].Line < d.problems[j].Line })
-		return nil, &Problems{File: name, Items: d.problems}
+		return nil, d.sorted(name)
 	}
 	return c, nil
+}
+
+// sorted is the problems found, in the file's order.
+func (d *decoder) sorted(name string) *Problems {
+	sort.SliceStable(d.problems, func(i, j int) bool { return d.problems[i].Line < d.problems[j].Line })
+	return &Problems{File: name, Items: d.problems}
 }
 
 // panicked is the problem a panic while reading the file becomes: at the
