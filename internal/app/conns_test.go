@@ -65,8 +65,9 @@ func (cl *client) closedByServer(d time.Duration) bool {
 }
 
 // guardedServer serves "ok" on /, and on /block waits for release, behind
-// a connGuard of maxOpen and maxIdle connections; over TLS when tls is set.
-func guardedServer(t *testing.T, maxOpen, maxIdle int, tls bool) (*httptest.Server, func()) {
+// a connGuard of maxOpen, maxIdle and maxSilent connections; over TLS when
+// tls is set.
+func guardedServer(t *testing.T, maxOpen, maxIdle, maxSilent int, tls bool) (*httptest.Server, func()) {
 	release := make(chan struct{})
 	var once sync.Once
 	unblock := func() { once.Do(func() { close(release) }) }
@@ -74,7 +75,7 @@ func guardedServer(t *testing.T, maxOpen, maxIdle int, tls bool) (*httptest.Serv
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	mux.HandleFunc("/block", func(w http.ResponseWriter, _ *http.Request) { <-release; _, _ = w.Write([]byte("released")) })
 	srv := httptest.NewUnstartedServer(mux)
-	g := newConnGuard(srv.Listener, maxOpen, maxIdle)
+	g := newConnGuard(srv.Listener, maxOpen, maxIdle, maxSilent)
 	srv.Listener, srv.Config.ConnState = g, g.track
 	if tls {
 		srv.StartTLS()
@@ -92,7 +93,7 @@ func guardedServer(t *testing.T, maxOpen, maxIdle int, tls bool) (*httptest.Serv
 // the most recent ones, which still serve requests.
 func TestConnGuardIdle(t *testing.T) {
 	for _, tls := range []bool{false, true} {
-		srv, _ := guardedServer(t, 100, 2, tls)
+		srv, _ := guardedServer(t, 100, 2, 100, tls)
 		var cls []*client
 		for range 5 {
 			cl := dialClient(t, srv)
@@ -129,7 +130,7 @@ func TestConnGuardIdle(t *testing.T) {
 // the longest idle; with every connection busy it waits (unanswered, not
 // refused) until one goes idle, which then makes room.
 func TestConnGuardCap(t *testing.T) {
-	srv, release := guardedServer(t, 3, 10, false)
+	srv, release := guardedServer(t, 3, 10, 10, false)
 	a, b, c := dialClient(t, srv), dialClient(t, srv), dialClient(t, srv)
 	for _, cl := range []*client{a, b} {
 		if err := cl.send("/"); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"sync"
@@ -169,25 +170,30 @@ func (d *daemon) serve(ctx context.Context, srv shutdowner, cancelWork context.C
 }
 
 // install builds the cycle for a config and its sources (at start, on
-// reload, and when a source file changed).
+// reload, and when a source file changed) and puts it in place whole: what
+// can fail (building the clients) comes before anything changes, and the
+// reader and ledger it replaces are closed only once the new cycle is in
+// place, so that an error leaves the previous cycle untouched and a panic
+// closing them leaves the new one complete.
 func (d *daemon) install(cfg *config.Config, src sources) error {
 	c := &Cycle{Config: cfg, Log: d.log, Metrics: d.m, Now: time.Now, Holder: d.holder, OnScan: d.scanned}
 	if err := c.connect(cfg, src); err != nil {
 		return err
 	}
+	var retired []io.Closer
 	dbURL, sURL := src.database, src.state
 	ropts := readerOptions(cfg, time.Now)
 	if d.reader == nil || d.reader.url != dbURL || d.reader.opts.BusyTimeout != ropts.BusyTimeout ||
 		d.reader.tolerance != cfg.Thresholds.FutureTolerance {
 		if d.reader != nil {
-			_ = d.reader.Close()
+			retired = append(retired, d.reader)
 		}
 		d.reader = &lazyReader{url: dbURL, opts: ropts, tolerance: cfg.Thresholds.FutureTolerance}
 	}
 	c.Reader = d.reader
 	if sURL != d.storeURL {
 		if old := d.store.Swap(nil); old != nil {
-			_ = old.Close()
+			retired = append(retired, old)
 		}
 		d.storeURL = sURL
 	}
@@ -204,6 +210,9 @@ func (d *daemon) install(cfg *config.Config, src sources) error {
 	d.cycle = c
 	d.cfg.Store(cfg)
 	d.src = src
+	for _, r := range retired {
+		_ = r.Close()
+	}
 	return nil
 }
 
@@ -314,21 +323,23 @@ func (d *daemon) ensureStore(ctx context.Context) error {
 	return nil
 }
 
-// failed records a failed cycle, logging once per change of error rather
-// than once per tick, and publishes v (see publish).
+// failed records a failed cycle and publishes v (see publish), then logs,
+// once per change of error rather than once per tick. The log line comes
+// last so that whoever reads it finds the page and the API already saying
+// the same (an operator, a script, or a test waiting for it).
 func (d *daemon) failed(err error, v *view) {
 	msg := term.OneLine(err)
+	d.status.mu.Lock()
+	d.status.lastErr = msg
+	d.status.failures++
+	d.publish(v)
+	d.status.mu.Unlock()
 	if msg != d.lastErr {
 		d.log.Error("cycle failed", zap.String("err", msg))
 		d.lastErr = msg
 	} else {
 		d.log.Debug("cycle failed again", zap.String("err", msg))
 	}
-	d.status.mu.Lock()
-	d.status.lastErr = msg
-	d.status.failures++
-	d.publish(v)
-	d.status.mu.Unlock()
 }
 
 // scanned records a successful scan when it completes: the instant
@@ -340,16 +351,17 @@ func (d *daemon) scanned(rep scan.Report, at time.Time) {
 }
 
 // succeeded records a cycle that completed, whose scan was recorded when
-// it completed (scanned), and publishes v (see publish).
+// it completed (scanned), and publishes v (see publish), then logs a
+// recovery (after the publish, as failed does).
 func (d *daemon) succeeded(v *view) {
-	if d.lastErr != "" {
-		d.log.Info("cycle recovered", zap.String("after", d.lastErr))
-		d.lastErr = ""
-	}
 	d.status.mu.Lock()
 	d.status.lastErr, d.status.failures = "", 0
 	d.publish(v)
 	d.status.mu.Unlock()
+	if d.lastErr != "" {
+		d.log.Info("cycle recovered", zap.String("after", d.lastErr))
+		d.lastErr = ""
+	}
 }
 
 // shutdown stops scheduling, lets an in-flight cycle finish within

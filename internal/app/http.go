@@ -19,7 +19,6 @@ import (
 
 	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/model"
-	"github.com/watchdogd/watchdogd/internal/notify"
 	"github.com/watchdogd/watchdogd/internal/term"
 )
 
@@ -41,7 +40,7 @@ func (d *daemon) serveHTTP(cfg *config.Config) (*http.Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("http.listen %s: %w", listen, err)
 	}
-	guard := newConnGuard(ln, maxConns, maxIdleConns)
+	guard := newConnGuard(ln, maxConns, maxIdleConns, maxSilentConns)
 	srv := &http.Server{Handler: onlyLoopbackHosts(listen, d.handler()), ConnState: guard.track,
 		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 90 * time.Second,
 		MaxHeaderBytes: 32 << 10}

@@ -30,16 +30,30 @@ func (d *daemon) reloader() {
 
 // safeReload is reload with a panic turned into a failed reload: the file
 // is operator input, and whatever a library reading it does, the daemon
-// keeps running on its old config.
+// keeps running. A panic before the new config was installed (install is
+// all or nothing) leaves the previous one in effect; one after it leaves
+// the new one in effect without the rest of the reload (its schedule and
+// log level), and the log line says which.
 func (d *daemon) safeReload() (err error) {
+	before := d.cfg.Load()
 	defer func() {
 		if r := recover(); r != nil {
 			d.m.ReloadSuccess.Set(0)
 			err = fmt.Errorf("config reload: %v", r)
-			d.log.Error("config reload failed; the previous configuration stays in effect", zap.String("err", term.OneLine(err)))
+			d.log.Error(panickedReload(d.cfg.Load() != before), zap.String("err", term.OneLine(err)))
 		}
 	}()
 	return d.reload()
+}
+
+// panickedReload is the log line of a reload that panicked, saying which
+// configuration it left in effect.
+func panickedReload(installed bool) string {
+	if installed {
+		return "config reload failed after installing the new configuration: it is in effect, " +
+			"but its schedule and log level may not be; reload again or restart"
+	}
+	return "config reload failed; the previous configuration stays in effect"
 }
 
 // requestReload hands a reload to the reloader and returns its outcome, or

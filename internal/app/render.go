@@ -10,6 +10,7 @@ import (
 	"github.com/watchdogd/watchdogd/internal/notify"
 	"github.com/watchdogd/watchdogd/internal/policy"
 	"github.com/watchdogd/watchdogd/internal/scan"
+	"github.com/watchdogd/watchdogd/internal/term"
 )
 
 // textBody is a nudge's or a log action's frozen body.

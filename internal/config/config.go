@@ -144,7 +144,7 @@ func Parse(name string, b []byte, getenv func(string) string) (*Config, error) {
 func parse(name string, b []byte, d *decoder) (cfg *Config, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			cfg, err = nil, &Problems{File: name, Items: []Problem{{Field: "(file)", Msg: oneLine(fmt.Sprintf("cannot be read: %v", r))}}}
+			cfg, err = nil, d.panicked(name, r)
 		}
 	}()
 	c := &Config{File: name}
@@ -155,7 +155,11 @@ func parse(name string, b []byte, d *decoder) (cfg *Config, err error) {
 			return nil, &Problems{File: name, Items: []Problem{{Line: yamlErrLine(err), Field: "(syntax)", Msg: oneLine(yamlErrMsg(err))}}}
 		}
 		if len(root.Content) > 0 {
+			d.nodes = countNodes(&root)
 			d.decode(root.Content[0], reflect.ValueOf(c).Elem(), "")
+		}
+		if d.overBudget { // decoded in part: validating it would say little true
+			return nil, d.sorted(name)
 		}
 		secondDocument(dec, d)
 	}
@@ -163,10 +167,26 @@ func parse(name string, b []byte, d *decoder) (cfg *Config, err error) {
 	applyDefaults(c)
 	validate(c, d)
 	if len(d.problems) > 0 {
-		sort.SliceStable(d.problems, func(i, j int) bool { return d.problems[i].Line < d.problems[j].Line })
-		return nil, &Problems{File: name, Items: d.problems}
+		return nil, d.sorted(name)
 	}
 	return c, nil
+}
+
+// sorted is the problems found, in the file's order.
+func (d *decoder) sorted(name string) *Problems {
+	sort.SliceStable(d.problems, func(i, j int) bool { return d.problems[i].Line < d.problems[j].Line })
+	return &Problems{File: name, Items: d.problems}
+}
+
+// panicked is the problem a panic while reading the file becomes: at the
+// line of the node being decoded when it came, or else the top of the
+// file, so that it reads "file:line: …" like every other problem.
+func (d *decoder) panicked(name string, r any) *Problems {
+	line := d.at
+	if line < 1 {
+		line = 1
+	}
+	return &Problems{File: name, Items: []Problem{{Line: line, Field: "(file)", Msg: oneLine(fmt.Sprintf("cannot be read: %v", r))}}}
 }
 
 // secondDocument refuses a second YAML document after "---": the decoder

@@ -72,8 +72,22 @@ type decoder struct {
 	// sources) whose decoding produced problems (see aliases.go).
 	faulty map[*yaml.Node]bool
 	// visits counts the nodes and keys walked, aliases and merge keys
-	// expanded: the work a file costs.
-	visits int
+	// expanded: the work a file costs. nodes is the file's size in YAML
+	// nodes (0: not bounded); past its budget decoding stops, with one
+	// problem (see aliases.go).
+	visits, nodes int
+	overBudget    bool
+	// at is the line of the node being decoded (0 outside decoding): where
+	// a panic of a library reading a value is reported.
+	at int
+	// via is the outermost alias being expanded (line 0: none).
+	via place
+}
+
+// place is where in the file, and which field.
+type place struct {
+	line int
+	path string
 }
 
 func (d *decoder) envSet(name string) bool { return d.getenv != nil && d.getenv(name) != "" }
@@ -114,11 +128,27 @@ var (
 	scalarType   = reflect.TypeOf((*scalar)(nil)).Elem()
 )
 
+// decode decodes n into v, noting n's line in d.at while it does (not
+// restored by a defer, so that a panic leaves the line where it came), and
+// the outermost alias being expanded in d.via.
 func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	d.visits++
+	if d.spent(n, path) {
+		return
+	}
+	outer, outerVia := d.at, d.via
 	if n.Kind == yaml.AliasNode {
+		if d.via.line == 0 {
+			d.via = place{line: n.Line, path: path}
+		}
 		n = n.Alias
 	}
+	d.at = n.Line
+	d.decodeNode(n, v, path)
+	d.at, d.via = outer, outerVia
+}
+
+func (d *decoder) decodeNode(n *yaml.Node, v reflect.Value, path string) {
 	if d.faulty[n] {
 		d.skip(n, path)
 		return
@@ -176,6 +206,9 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 	defer d.noteMergeFaults(n, len(d.problems))
 	seen := map[string]bool{}
 	for _, kv := range kvs {
+		if d.overBudget {
+			return
+		}
 		d.visits++
 		k, val := kv[0], kv[1]
 		p := join(path, k.Value)
@@ -208,6 +241,9 @@ func (d *decoder) decodeMap(n *yaml.Node, v reflect.Value, path string) {
 		v.Set(reflect.MakeMap(v.Type()))
 	}
 	for _, kv := range kvs {
+		if d.overBudget {
+			return
+		}
 		d.visits++
 		k, val := kv[0], kv[1]
 		p := join(path, k.Value)
@@ -230,6 +266,9 @@ func (d *decoder) decodeSlice(n *yaml.Node, v reflect.Value, path string) {
 	}
 	out := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
 	for i, item := range n.Content {
+		if d.overBudget {
+			return
+		}
 		d.decode(item, out.Index(i), fmt.Sprintf("%s[%d]", path, i))
 	}
 	v.Set(out)

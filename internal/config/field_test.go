@@ -30,15 +30,6 @@ func TestScheduleNeverPanics(t *testing.T) {
 	}
 }
 
-// countNodes counts a YAML tree's nodes, an alias as one.
-func countNodes(n *yaml.Node) int {
-	c := 1
-	for _, ch := range n.Content {
-		c += countNodes(ch)
-	}
-	return c
-}
-
 // aliasBomb is a config of about 13 KB (n = 1000): an anchored mapping of
 // n keys, none a field of where it is anchored, then n aliases (or merge
 // keys) to it where each would decode it again.
@@ -110,5 +101,83 @@ func TestCleanAliasesDecodedAtEachUse(t *testing.T) {
 	}
 	if c.Policy["never_started"].Text == c.Policy["interrupted_session"].Text {
 		t.Error("two policies decoded from one anchor share their defaults")
+	}
+}
+
+// ladderBomb is a clean config (every step valid) of about 28 KB for
+// n = 1500: a policy anchored with 400 steps, then n policies that are
+// aliases to it (or merge it), each of which decodes its 400 steps again;
+// unknown policy kinds are refused only by validation, after decoding.
+func ladderBomb(n int, merge bool) string {
+	var b strings.Builder
+	b.WriteString("policy: {stalled_turn: &p {steps: [")
+	for i := range 400 {
+		fmt.Fprintf(&b, "{after: %dm, action: slack}, ", i+1)
+	}
+	b.WriteString("]}")
+	for i := range n {
+		if merge {
+			fmt.Fprintf(&b, ", x%d: {<<: *p}", i)
+		} else {
+			fmt.Fprintf(&b, ", x%d: *p", i)
+		}
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
+// TestAliasBombRefused: however an anchor is used, decoding a file costs
+// at most budgetPerNode visits a node (plus budgetFloor; plus one a level
+// to stop) and a file that would cost more is refused with one problem at
+// the alias where the budget ran out, instead of 600,000 steps decoded
+// from 28 KB.
+func TestAliasBombRefused(t *testing.T) {
+	for name, merge := range map[string]bool{"aliases": false, "merge keys": true} {
+		text := ladderBomb(1500, merge)
+		var root yaml.Node
+		if err := yaml.Unmarshal([]byte(text), &root); err != nil {
+			t.Fatal(err)
+		}
+		nodes := countNodes(&root)
+		d := &decoder{lines: map[string]int{}, getenv: noEnv}
+		_, err := parse("bomb.yaml", []byte(text), d)
+		if budget := budgetPerNode*nodes + budgetFloor; d.visits > budget+10 {
+			t.Errorf("%s: %d visits for %d nodes (%d bytes), want at most %d", name, d.visits, nodes, len(text), budget+10)
+		}
+		var p *Problems
+		if !errors.As(err, &p) || len(p.Items) != 1 || p.Items[0].Line != 1 ||
+			!strings.HasPrefix(p.Items[0].Field, "policy.x") || !strings.Contains(p.Items[0].Msg, "aliases expand it too much") {
+			t.Errorf("%s: %v, want one problem saying the aliases expand the file too much", name, err)
+		}
+	}
+}
+
+// TestSharedLadderWithinBudget: what anchors are for (every policy
+// aliasing one shared ladder, routes merging one base) stays far inside
+// the budget.
+func TestSharedLadderWithinBudget(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("slack:\n  token_file: /t\n  default_channel: C1\n  routes:\n")
+	b.WriteString("    - &r {match: {workspace_id: w0}, channel: C2, mention: \"<!here>\"}\n")
+	for i := 1; i < 50; i++ {
+		fmt.Fprintf(&b, "    - {<<: *r, match: {workspace_id: w%d}}\n", i)
+	}
+	b.WriteString("policy:\n  stalled_turn: &p\n    steps:\n")
+	for i := range 20 {
+		fmt.Fprintf(&b, "      - {after: %dm, action: slack}\n", i+1)
+	}
+	for _, k := range []string{"never_started", "interrupted_session", "unanswered_clarification", "pending_permission"} {
+		fmt.Fprintf(&b, "  %s: *p\n", k)
+	}
+	d := &decoder{lines: map[string]int{}, getenv: noEnv}
+	if _, err := parse("shared.yaml", []byte(b.String()), d); err != nil {
+		t.Fatal(err)
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal([]byte(b.String()), &root); err != nil {
+		t.Fatal(err)
+	}
+	if nodes := countNodes(&root); d.visits > 5*nodes {
+		t.Errorf("%d visits for %d nodes", d.visits, nodes)
 	}
 }
