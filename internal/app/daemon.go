@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/watchdogd/watchdogd/internal/config"
+	"github.com/watchdogd/watchdogd/internal/cycle"
 	"github.com/watchdogd/watchdogd/internal/dburl"
 	"github.com/watchdogd/watchdogd/internal/ledger"
 	"github.com/watchdogd/watchdogd/internal/metrics"
@@ -43,7 +44,7 @@ type daemon struct {
 	// mu serialises cycles and reloads.
 	mu       sync.Mutex
 	cfg      atomic.Pointer[config.Config]
-	cycle    *Cycle
+	cycle    *cycle.Cycle
 	reader   *lazyReader
 	store    atomic.Pointer[ledger.Store]
 	storeURL string
@@ -176,13 +177,14 @@ func (d *daemon) serve(ctx context.Context, srv shutdowner, cancelWork context.C
 // place, so that an error leaves the previous cycle untouched and a panic
 // closing them leaves the new one complete.
 func (d *daemon) install(cfg *config.Config, src sources) error {
-	c := &Cycle{Config: cfg, Log: d.log, Metrics: d.m, Now: time.Now, Holder: d.holder, OnScan: d.scanned}
-	if err := c.connect(cfg, src); err != nil {
+	c := &cycle.Cycle{Config: cfg, Log: d.log, Metrics: d.m, Now: time.Now, Holder: d.holder, OnScan: d.scanned}
+	var err error
+	if c.Outlets, err = connect(cfg, src, d.log, c); err != nil {
 		return err
 	}
 	var retired []io.Closer
 	dbURL, sURL := src.database, src.state
-	ropts := readerOptions(cfg, time.Now)
+	ropts := cycle.ReaderOptions(cfg, time.Now)
 	if d.reader == nil || d.reader.url != dbURL || d.reader.opts.BusyTimeout != ropts.BusyTimeout ||
 		d.reader.tolerance != cfg.Thresholds.FutureTolerance {
 		if d.reader != nil {
@@ -205,7 +207,7 @@ func (d *daemon) install(cfg *config.Config, src sources) error {
 		c.MayAct = d.lease.Held
 	}
 	if d.cycle != nil {
-		c.badRows = d.cycle.badRows
+		c.Continue(d.cycle)
 	}
 	d.cycle = c
 	d.cfg.Store(cfg)
@@ -270,7 +272,7 @@ func (d *daemon) tick() {
 	if err := d.ensureStore(ctx); err != nil {
 		// Scan anyway, so that the scan's metrics say whether kandev is
 		// readable and the alert that fires names the ledger.
-		_, _, _ = d.cycle.scan(ctx, time.Now())
+		_, _, _ = d.cycle.Scan(ctx, time.Now())
 		d.failed(err, nil)
 		return
 	}
@@ -292,7 +294,7 @@ func (d *daemon) tick() {
 // standby scans without acting, so that a standby's readiness means its
 // scan works.
 func (d *daemon) standby(ctx context.Context, cfg *config.Config) {
-	_, _, err := d.cycle.scan(ctx, time.Now())
+	_, _, err := d.cycle.Scan(ctx, time.Now())
 	if err != nil {
 		d.failed(err, d.nextView(cfg))
 		return
@@ -302,7 +304,7 @@ func (d *daemon) standby(ctx context.Context, cfg *config.Config) {
 	if st, err := d.cycle.Store.Peek(ctx); err != nil {
 		d.log.Warn("standby: episode gauges not updated", zap.Error(fmt.Errorf("read the ledger: %w", err)))
 	} else {
-		d.cycle.observeStandby(st)
+		d.cycle.ObserveStandby(st)
 		d.m.LastSuccessfulCycle.SetToCurrentTime()
 	}
 	d.succeeded(d.nextView(cfg))

@@ -11,11 +11,16 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/watchdogd/watchdogd/internal/config"
+	"github.com/watchdogd/watchdogd/internal/console"
+	"github.com/watchdogd/watchdogd/internal/cycle"
 	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
 	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/logline"
 	"github.com/watchdogd/watchdogd/internal/metrics"
-	"github.com/watchdogd/watchdogd/internal/notify"
+	"github.com/watchdogd/watchdogd/internal/nudge"
+	"github.com/watchdogd/watchdogd/internal/outlets"
+	"github.com/watchdogd/watchdogd/internal/slack"
 )
 
 // runDemo builds a kandev-shaped SQLite database in a temporary directory
@@ -41,7 +46,7 @@ func runDemo(ctx context.Context, opts Options) error {
 	if cfg.Slack == nil {
 		cfg.Slack = &config.Slack{DefaultChannel: "#kandev-alerts", MaxMessagesPerCycle: 100}
 	}
-	reader, err := kandev.Open(ctx, kandevURL, readerOptions(cfg, func() time.Time { return now }))
+	reader, err := kandev.Open(ctx, kandevURL, cycle.ReaderOptions(cfg, func() time.Time { return now }))
 	if err != nil {
 		return err
 	}
@@ -52,14 +57,14 @@ func runDemo(ctx context.Context, opts Options) error {
 	}
 	defer func() { _ = store.Close() }()
 	var sent bytes.Buffer
-	con := notify.NewConsole(&sent)
 	log, err := newLogger(config.Log{Level: "error", Format: "console"}, opts.Stderr)
 	if err != nil {
 		return err
 	}
-	c := &Cycle{Config: cfg, Reader: reader, Store: store, Slack: con, Kandev: con, Log: log,
-		Metrics: metrics.New(prometheus.NewRegistry(), opts.Version), Now: func() time.Time { return now }, Holder: "demo",
-		LogActions: &sent} // log actions (multiple_open_turns) show with what is sent
+	// Every outlet renders as itself and prints what it would send.
+	printing := console.New(&sent).Wrap(outlets.Register(&slack.Outlet{}, &nudge.Outlet{}, &logline.Outlet{}))
+	c := &cycle.Cycle{Config: cfg, Reader: reader, Store: store, Outlets: printing, Log: log,
+		Metrics: metrics.New(prometheus.NewRegistry(), opts.Version), Now: func() time.Time { return now }, Holder: "demo"}
 	res, err := c.Run(ctx)
 	if err != nil {
 		return err

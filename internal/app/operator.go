@@ -17,9 +17,9 @@ import (
 	"github.com/watchdogd/watchdogd/internal/kandevtime"
 	"github.com/watchdogd/watchdogd/internal/ledger"
 	"github.com/watchdogd/watchdogd/internal/model"
-	"github.com/watchdogd/watchdogd/internal/notify"
 	"github.com/watchdogd/watchdogd/internal/policy"
 	"github.com/watchdogd/watchdogd/internal/scan"
+	"github.com/watchdogd/watchdogd/internal/slack"
 	"github.com/watchdogd/watchdogd/internal/term"
 )
 
@@ -214,7 +214,7 @@ func resolveEpisode(ctx context.Context, opts Options, cfg *config.Config, st *l
 		in := policy.Input{Now: now, Policies: cfg.Policy, Routing: cfg.Routing(), Reason: func(model.Episode) string { return "resolved by hand" }}
 		var p model.Plan
 		p, resolved = policy.ForceResolve(s, opts.ID, in)
-		render(&p, s, scan.Report{}, cfg, now)
+		renderer(cfg).Freeze(&p, s, scan.Report{}, now)
 		return p, nil
 	})
 	if err != nil {
@@ -288,7 +288,7 @@ func runNotifyTest(ctx context.Context, opts Options) error {
 	if channel == "" {
 		return fmt.Errorf("no Slack route for workspace %q and no slack.default_channel", opts.Workspace)
 	}
-	s := notify.NewSlack(tok, cfg.Slack.APIURL, cfg.Slack.Timeout)
+	s := slack.NewClient(tok, cfg.Slack.APIURL, cfg.Slack.Timeout)
 	ts, err := s.Test(ctx, channel, fmt.Sprintf("watchdogd notify-test at %s: this channel receives watchdogd's alerts.", time.Now().UTC().Format(time.RFC3339)))
 	if err != nil {
 		return err

@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/model"
-	"github.com/watchdogd/watchdogd/internal/notify"
 	"github.com/watchdogd/watchdogd/internal/scan"
+	"github.com/watchdogd/watchdogd/internal/term"
 )
 
 // pageTemplate is the status page: rendered on the server, refreshing
@@ -14,7 +14,7 @@ import (
 var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"age":       func(s int64) string { return scan.HumanAge(time.Duration(s) * time.Second) },
 	"kindWords": kindWords,
-	"label":     notify.TitleLabel,
+	"label":     term.TitleLabel,
 	"clock":     clock,
 }).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">

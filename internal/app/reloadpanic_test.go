@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/robfig/cron/v3"
+	"github.com/watchdogd/watchdogd/internal/metrics"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -49,7 +50,7 @@ func TestReloadPanicSaysWhatIsInEffect(t *testing.T) {
 			return nil
 		}
 		d := &daemon{opts: Options{ConfigFile: file, Getenv: func(k string) string { return env(k) }},
-			log: zap.New(core, zap.Hooks(hook)), level: zap.NewAtomicLevel(), m: NewMetrics(prometheus.NewRegistry(), "test"),
+			log: zap.New(core, zap.Hooks(hook)), level: zap.NewAtomicLevel(), m: metrics.New(prometheus.NewRegistry(), "test"),
 			holder: "test", sched: cron.New()}
 		cfg, err := loadConfig(d.opts)
 		if err != nil {

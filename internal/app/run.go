@@ -13,10 +13,16 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/watchdogd/watchdogd/internal/config"
+	"github.com/watchdogd/watchdogd/internal/cycle"
+	"github.com/watchdogd/watchdogd/internal/deliver"
 	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/logline"
 	"github.com/watchdogd/watchdogd/internal/metrics"
-	"github.com/watchdogd/watchdogd/internal/notify"
+	"github.com/watchdogd/watchdogd/internal/model"
+	"github.com/watchdogd/watchdogd/internal/nudge"
+	"github.com/watchdogd/watchdogd/internal/outlets"
+	"github.com/watchdogd/watchdogd/internal/slack"
 )
 
 // deps are a cycle's connections, closed together.
@@ -35,45 +41,58 @@ func (d deps) Close() {
 }
 
 // newCycle connects everything a cycle needs.
-func newCycle(ctx context.Context, opts Options, cfg *config.Config, log *zap.Logger, m *metrics.Metrics) (*Cycle, deps, error) {
+func newCycle(ctx context.Context, opts Options, cfg *config.Config, log *zap.Logger, m *metrics.Metrics) (*cycle.Cycle, deps, error) {
 	var d deps
 	src, err := readSources(opts, cfg)
 	if err != nil {
 		return nil, d, err
 	}
 	warnCleartext(log, cfg, src)
-	if d.reader, err = kandev.Open(ctx, src.database, readerOptions(cfg, opts.now)); err != nil {
+	if d.reader, err = kandev.Open(ctx, src.database, cycle.ReaderOptions(cfg, opts.now)); err != nil {
 		return nil, d, err
 	}
 	if d.store, err = ledger.Open(ctx, src.state); err != nil {
 		d.Close()
 		return nil, d, err
 	}
-	c := &Cycle{Config: cfg, Reader: d.reader, Store: d.store, Log: log, Metrics: m, Now: opts.now, Holder: holder()}
-	if err := c.connect(cfg, src); err != nil {
+	c := &cycle.Cycle{Config: cfg, Reader: d.reader, Store: d.store, Log: log, Metrics: m, Now: opts.now, Holder: holder()}
+	if c.Outlets, err = connect(cfg, src, log, c); err != nil {
 		d.Close()
 		return nil, d, err
 	}
 	return c, d, nil
 }
 
-// connect builds the notifiers from the config and its secrets.
-func (c *Cycle) connect(cfg *config.Config, src sources) error {
+// connect builds how each kind of action goes out, for a config and its
+// secrets, for cycle c: kandev's nudges, the log, and Slack when the config
+// has a slack: block.
+func connect(cfg *config.Config, src sources, log *zap.Logger, c *cycle.Cycle) (deliver.Registry, error) {
 	kc, err := kandev.NewClient(cfg.Kandev.BaseURL, src.kandev, 15*time.Second)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	c.Kandev = kc
-	if cfg.Slack == nil {
-		c.Slack, c.Finder = nil, nil
-		return nil
+	n := &nudge.Outlet{Kandev: kc, Current: c.Current,
+		Read: func(ctx context.Context, taskID string) (*model.Snapshot, error) {
+			return c.Reader.TaskSnapshot(ctx, taskID)
+		}}
+	var s *slack.Outlet
+	if cfg.Slack != nil {
+		if src.slack == "" {
+			return nil, fmt.Errorf("slack: no bot token (slack.token_file is empty and WATCHDOGD_SLACK_TOKEN is unset)")
+		}
+		s = &slack.Outlet{Client: slack.NewClient(src.slack, cfg.Slack.APIURL, cfg.Slack.Timeout), Log: log}
 	}
-	if src.slack == "" {
-		return fmt.Errorf("slack: no bot token (slack.token_file is empty and WATCHDOGD_SLACK_TOKEN is unset)")
+	return outlets.Register(s, n, &logline.Outlet{Log: log}), nil
+}
+
+// renderer is a cycle that only renders actions as cfg's outlets do (an
+// operator's decision, frozen for the daemon to deliver).
+func renderer(cfg *config.Config) *cycle.Cycle {
+	var s *slack.Outlet
+	if cfg.Slack != nil {
+		s = &slack.Outlet{}
 	}
-	s := notify.NewSlack(src.slack, cfg.Slack.APIURL, cfg.Slack.Timeout)
-	c.Slack, c.Finder = s, s
-	return nil
+	return &cycle.Cycle{Config: cfg, Outlets: outlets.Register(s, &nudge.Outlet{}, &logline.Outlet{}), Log: zap.NewNop()}
 }
 
 func holder() string {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/config"
+	"github.com/watchdogd/watchdogd/internal/cycle"
 	"github.com/watchdogd/watchdogd/internal/kandevtime"
 	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/policy"
@@ -114,7 +115,7 @@ func (d *daemon) readView(ctx context.Context, cfg *config.Config) *view {
 	if err != nil {
 		return &view{at: now, err: term.OneLine(err)}
 	}
-	silences, err := activeSilences(ctx, cfg, st, now)
+	silences, err := cycle.ActiveSilences(ctx, cfg, st, now)
 	if err != nil {
 		return &view{at: now, err: term.OneLine(err)}
 	}
@@ -152,7 +153,7 @@ func newView(open []model.Episode, silences []policy.Silence, baseURL string, no
 
 // episodeOf is one open episode as the page and the API show it.
 func episodeOf(e model.Episode, silences []policy.Silence, baseURL string, now time.Time) episodeView {
-	f := storedFinding(e)
+	f := cycle.StoredFinding(e)
 	v := episodeView{ID: e.ID, Kind: e.Kind, SessionID: e.SessionID, TaskID: e.TaskID, TaskTitle: e.TaskTitle,
 		WorkspaceID: e.WorkspaceID, TurnID: e.TurnID, PendingID: e.PendingID, Since: kandevtime.RFC3339(e.Since),
 		AgeSeconds: max(0, int64(now.Sub(e.Since)/time.Second)), Link: f.Link}

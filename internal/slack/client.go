@@ -21,26 +21,26 @@ import (
 // a delivery whose outcome was lost can be found again.
 const EventType = "watchdogd_action"
 
-// Slack posts, edits and finds watchdogd's messages through Slack's Web API,
+// Client posts, edits and finds watchdogd's messages through Slack's Web API,
 // pacing each channel at one message per second as Slack asks.
-type Slack struct {
+type Client struct {
 	client *slackapi.Client
 
 	mu       sync.Mutex
 	limiters map[string]*rate.Limiter
 }
 
-// NewSlack builds a client; apiURL overrides Slack's (tests).
-func NewSlack(token config.Secret, apiURL string, timeout time.Duration) *Slack {
+// NewClient builds a client; apiURL overrides Slack's (tests).
+func NewClient(token config.Secret, apiURL string, timeout time.Duration) *Client {
 	if !strings.HasSuffix(apiURL, "/") {
 		apiURL += "/"
 	}
-	return &Slack{client: slackapi.New(token.Reveal(), slackapi.OptionAPIURL(apiURL), slackapi.OptionHTTPClient(&http.Client{Timeout: timeout})),
+	return &Client{client: slackapi.New(token.Reveal(), slackapi.OptionAPIURL(apiURL), slackapi.OptionHTTPClient(&http.Client{Timeout: timeout})),
 		limiters: map[string]*rate.Limiter{}}
 }
 
 // pace waits for the channel's next slot.
-func (s *Slack) pace(ctx context.Context, channel string) error {
+func (s *Client) pace(ctx context.Context, channel string) error {
 	s.mu.Lock()
 	l, ok := s.limiters[channel]
 	if !ok {
@@ -56,7 +56,7 @@ func (s *Slack) pace(ctx context.Context, channel string) error {
 
 // Post sends a message (a thread reply when threadTS is set) carrying the
 // action key in its metadata, and returns its ts.
-func (s *Slack) Post(ctx context.Context, channel, threadTS, key string, m Message) (string, error) {
+func (s *Client) Post(ctx context.Context, channel, threadTS, key string, m Message) (string, error) {
 	m = WithinLimits(m)
 	opts := []slackapi.MsgOption{
 		slackapi.MsgOptionText(m.Text, false),
@@ -96,7 +96,7 @@ func threadGone(err error) bool {
 }
 
 // Update edits a message in place (a resolve).
-func (s *Slack) Update(ctx context.Context, channel, ts string, m Message) error {
+func (s *Client) Update(ctx context.Context, channel, ts string, m Message) error {
 	m = WithinLimits(m)
 	if err := s.pace(ctx, channel); err != nil {
 		return err
@@ -116,7 +116,7 @@ func (s *Slack) Update(ctx context.Context, channel, ts string, m Message) error
 // than 4,000 messages since the action was decided) it answers "not
 // found", so the action is posted again — a possible duplicate rather than
 // a page that is never sent.
-func (s *Slack) Find(ctx context.Context, channel, threadTS, key string, oldest time.Time) (string, bool, error) {
+func (s *Client) Find(ctx context.Context, channel, threadTS, key string, oldest time.Time) (string, bool, error) {
 	ts, found, err := s.find(ctx, channel, threadTS, key, oldest)
 	if threadTS != "" && threadGone(err) {
 		// The thread's first message was deleted: a reply sent since went
@@ -128,7 +128,7 @@ func (s *Slack) Find(ctx context.Context, channel, threadTS, key string, oldest 
 
 // find searches one place: a thread's replies, or the channel's history
 // when threadTS is empty.
-func (s *Slack) find(ctx context.Context, channel, threadTS, key string, oldest time.Time) (string, bool, error) {
+func (s *Client) find(ctx context.Context, channel, threadTS, key string, oldest time.Time) (string, bool, error) {
 	since := strconv.FormatFloat(float64(oldest.Add(-time.Minute).UnixMicro())/1e6, 'f', 6, 64)
 	cursor := ""
 	for page := 0; page < 20; page++ {
@@ -164,7 +164,7 @@ func (s *Slack) find(ctx context.Context, channel, threadTS, key string, oldest 
 
 // ReadHistory proves the token may read a channel's history, which
 // settling an interrupted delivery from evidence needs (Find).
-func (s *Slack) ReadHistory(ctx context.Context, channel string) error {
+func (s *Client) ReadHistory(ctx context.Context, channel string) error {
 	if _, err := s.client.GetConversationHistoryContext(ctx, &slackapi.GetConversationHistoryParameters{ChannelID: channel, Limit: 1}); err != nil {
 		return fmt.Errorf("conversations.history in %s: %w", channel, err)
 	}
@@ -172,7 +172,7 @@ func (s *Slack) ReadHistory(ctx context.Context, channel string) error {
 }
 
 // Test posts notify-test's message.
-func (s *Slack) Test(ctx context.Context, channel, text string) (string, error) {
+func (s *Client) Test(ctx context.Context, channel, text string) (string, error) {
 	_, ts, err := s.client.PostMessageContext(ctx, channel, slackapi.MsgOptionText(text, false))
 	if err != nil {
 		return "", fmt.Errorf("chat.postMessage to %s: %w", channel, err)

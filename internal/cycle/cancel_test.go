@@ -1,4 +1,4 @@
-package app
+package cycle
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
 	"github.com/watchdogd/watchdogd/internal/model"
+	"github.com/watchdogd/watchdogd/internal/slack"
 )
 
 // cancelAndNudgeCycle is a cycle over one stalled session whose policy is
@@ -41,8 +42,17 @@ func kandevAPI(t *testing.T, c *Cycle, states map[string]string) *kandevtest.WSS
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Kandev = kc
+	connect(c, slackClientOf(c), kc)
 	return ws
+}
+
+// slackClientOf is the Slack client c's outlets post through, nil when
+// they have none.
+func slackClientOf(c *Cycle) *slack.Client {
+	if e, ok := c.Outlets[model.ActionSlack]; ok {
+		return e.Outlet.(*slack.Outlet).Client
+	}
+	return nil
 }
 
 // park ends session's turns and makes it promptable in kandev's database,
@@ -172,7 +182,7 @@ func TestCancelAndNudgeOwedAfterItsEpisodeResolves(t *testing.T) {
 // failingTasks fails the next n task reads: kandev's database blipped
 // right before a delivery.
 type failingTasks struct {
-	snapshotter
+	Reader
 	n int
 }
 
@@ -181,7 +191,7 @@ func (f *failingTasks) TaskSnapshot(ctx context.Context, taskID string) (*model.
 		f.n--
 		return nil, errors.New("injected: database is locked")
 	}
-	return f.snapshotter.TaskSnapshot(ctx, taskID)
+	return f.Reader.TaskSnapshot(ctx, taskID)
 }
 
 // TestCancelAndNudgeRetryAfterAFailedFence: the first attempt could not
@@ -191,7 +201,7 @@ func (f *failingTasks) TaskSnapshot(ctx context.Context, taskID string) (*model.
 func TestCancelAndNudgeRetryAfterAFailedFence(t *testing.T) {
 	c, ws, db := cancelAndNudgeCycle(t, 0)
 	c.Config.Policy["stalled_turn"].ResolveHold = time.Hour
-	c.Reader = &failingTasks{snapshotter: c.Reader, n: 1}
+	c.Reader = &failingTasks{Reader: c.Reader, n: 1}
 	key := firstAttempt(t, c, ws, 0)
 	agentSpoke(t, db)
 	_, a := rerun(t, c, time.Minute, key)

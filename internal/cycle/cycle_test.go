@@ -1,8 +1,7 @@
-package app
+package cycle
 
 import (
 	"context"
-	"io"
 	"path/filepath"
 	"testing"
 	"time"
@@ -17,10 +16,13 @@ import (
 	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
 	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/logline"
 	"github.com/watchdogd/watchdogd/internal/metrics"
 	"github.com/watchdogd/watchdogd/internal/model"
-	"github.com/watchdogd/watchdogd/internal/notify"
+	"github.com/watchdogd/watchdogd/internal/nudge"
+	"github.com/watchdogd/watchdogd/internal/outlets"
 	"github.com/watchdogd/watchdogd/internal/policy"
+	"github.com/watchdogd/watchdogd/internal/slack"
 	"github.com/watchdogd/watchdogd/internal/slacktest"
 )
 
@@ -84,11 +86,30 @@ func cycleOn(t testing.TB, kandevURL, ledgerURL string, hook func()) (*Cycle, *s
 		t.Fatal(err)
 	}
 	m := metrics.New(prometheus.NewRegistry(), "test")
-	s := notify.NewSlack("xoxb-t", srv.APIURL(), 5*time.Second)
-	c := &Cycle{Config: cfg, Reader: beforeFence{Reader: r, hook: hook}, Store: store, Slack: s, Finder: s,
-		Kandev: notify.NewConsole(io.Discard), Log: zap.NewNop(), Metrics: m, Now: time.Now, Holder: "test"}
+	c := &Cycle{Config: cfg, Reader: beforeFence{Reader: r, hook: hook}, Store: store, Log: zap.NewNop(), Metrics: m, Now: time.Now, Holder: "test"}
+	connect(c, slack.NewClient("xoxb-t", srv.APIURL(), 5*time.Second), discardKandev{})
 	return c, srv, m
 }
+
+// connect gives c its outlets: Slack through client (nil: no slack:
+// block), nudges through k, the log.
+func connect(c *Cycle, client *slack.Client, k nudge.Kandev) {
+	var s *slack.Outlet
+	if client != nil {
+		s = &slack.Outlet{Client: client, Log: c.Log}
+	}
+	n := &nudge.Outlet{Kandev: k, Current: c.Current,
+		Read: func(ctx context.Context, taskID string) (*model.Snapshot, error) {
+			return c.Reader.TaskSnapshot(ctx, taskID)
+		}}
+	c.Outlets = outlets.Register(s, n, &logline.Outlet{Log: c.Log})
+}
+
+// discardKandev takes every nudge and cancel and does nothing.
+type discardKandev struct{}
+
+func (discardKandev) AddMessage(context.Context, string, string, string, string) error { return nil }
+func (discardKandev) Cancel(context.Context, string) error                             { return nil }
 
 // oneStall is kandev with one stalled turn: session s1 RUNNING, its turn
 // turn-1 quiet for 30 minutes.

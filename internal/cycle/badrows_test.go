@@ -1,4 +1,4 @@
-package app
+package cycle
 
 import (
 	"context"
@@ -195,7 +195,7 @@ func TestNoteBadRows(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b strings.Builder
-			noteBadRows(&b, &tc.snap)
+			NoteBadRows(&b, &tc.snap)
 			got := b.String()
 			if tc.name == "more than a line holds" { // the rows between are t1…t98
 				if !strings.HasPrefix(got, tc.want) || !strings.HasSuffix(got, fmt.Sprintf("task_session_turns/t%d, and 3 more\n", maxLoggedRows-1)) {

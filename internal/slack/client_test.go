@@ -10,10 +10,10 @@ import (
 )
 
 // testSlack is a client of a Slack test server that closes with the test.
-func testSlack(t *testing.T) (*Slack, *slacktest.Server) {
+func testSlack(t *testing.T) (*Client, *slacktest.Server) {
 	srv := slacktest.New("xoxb-test")
 	t.Cleanup(srv.Close)
-	return NewSlack("xoxb-test", srv.APIURL(), 5*time.Second), srv
+	return NewClient("xoxb-test", srv.APIURL(), 5*time.Second), srv
 }
 
 // TestPacingNeverLeaves: a post whose channel slot comes after the
@@ -22,7 +22,7 @@ func testSlack(t *testing.T) (*Slack, *slacktest.Server) {
 func TestPacingNeverLeaves(t *testing.T) {
 	srv := slacktest.New("xoxb-test")
 	defer srv.Close()
-	s := NewSlack("xoxb-test", srv.APIURL(), time.Second)
+	s := NewClient("xoxb-test", srv.APIURL(), time.Second)
 	if _, err := s.Post(context.Background(), "C1", "", "k1", Message{Text: "first"}); err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestSlackErrorsClassify(t *testing.T) {
 		srv := slacktest.New("xoxb-test")
 		f := c.fault
 		srv.SetFault(func(string, int) slacktest.Fault { return f })
-		s := NewSlack("xoxb-test", srv.APIURL(), 300*time.Millisecond)
+		s := NewClient("xoxb-test", srv.APIURL(), 300*time.Millisecond)
 		_, err := s.Post(context.Background(), "C1", "", "k", Message{Text: "hi"})
 		srv.Close()
 		if err == nil {

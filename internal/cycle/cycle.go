@@ -1,61 +1,43 @@
-package app
+package cycle
 
 import (
 	"context"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/google/uuid"
 	"go.uber.org/zap"
 
 	"github.com/watchdogd/watchdogd/internal/config"
+	"github.com/watchdogd/watchdogd/internal/deliver"
 	"github.com/watchdogd/watchdogd/internal/ledger"
 	"github.com/watchdogd/watchdogd/internal/metrics"
 	"github.com/watchdogd/watchdogd/internal/model"
-	"github.com/watchdogd/watchdogd/internal/notify"
 	"github.com/watchdogd/watchdogd/internal/policy"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
 
-// The cycle's edges, declared where they are consumed.
-type snapshotter interface {
+// Reader is what a cycle reads of kandev.
+type Reader interface {
 	Snapshot(ctx context.Context) (*model.Snapshot, error)
 	TaskSnapshot(ctx context.Context, taskID string) (*model.Snapshot, error)
 	TurnMessages(ctx context.Context, turnIDs []string) (map[string][]model.Message, error)
 }
 
-type poster interface {
-	Post(ctx context.Context, channel, threadTS, key string, m notify.Message) (string, error)
-	Update(ctx context.Context, channel, ts string, m notify.Message) error
-}
-
-type finder interface {
-	Find(ctx context.Context, channel, threadTS, key string, oldest time.Time) (string, bool, error)
-}
-
-type nudger interface {
-	AddMessage(ctx context.Context, taskID, sessionID, content, clientMessageID string) error
-	Cancel(ctx context.Context, sessionID string) error
-}
-
-// Cycle is one pass of watchdogd: scan → decide → act → settle. `run
-// --once` runs it once; the daemon runs the same function on every tick.
+// Cycle is one pass of watchdogd: snapshot → findings → decide → freeze →
+// deliver. `run --once` runs it once; the daemon runs the same function on
+// every tick.
 type Cycle struct {
-	Config  *config.Config
-	Reader  snapshotter
-	Store   *ledger.Store
-	Slack   poster // nil without a slack: block
-	Finder  finder // nil when deliveries cannot be looked up (console)
-	Kandev  nudger
+	Config *config.Config
+	Reader Reader
+	Store  *ledger.Store
+	// Outlets deliver each kind of action (see internal/deliver).
+	Outlets deliver.Registry
 	Log     *zap.Logger
 	Metrics *metrics.Metrics
 	Now     func() time.Time
 	// Holder names this process in claims.
 	Holder string
-	// LogActions, when set, receives log actions instead of the logger
-	// (the demo shows them with what is sent).
-	LogActions io.Writer
 	// MayAct, when set, is asked before each delivery: a replica that lost
 	// the leader lease stops acting mid-cycle.
 	MayAct func() bool
@@ -66,10 +48,18 @@ type Cycle struct {
 	OnScan func(rep scan.Report, at time.Time)
 
 	// badRows holds the kandev rows at fault already logged; the daemon
-	// hands it from cycle to cycle across reloads.
+	// hands it from cycle to cycle across reloads (Continue).
 	badRows badRowsSeen
 
 	lastPrune time.Time
+}
+
+// Continue carries over from the cycle that ran before this one (a reload
+// built this one) what it remembers across cycles: the bad rows it logged.
+func (c *Cycle) Continue(prev *Cycle) {
+	if prev != nil {
+		c.badRows = prev.badRows
+	}
 }
 
 // Result is what one cycle did.
@@ -83,7 +73,7 @@ type Result struct {
 // Run runs one cycle.
 func (c *Cycle) Run(ctx context.Context) (Result, error) {
 	start, now := time.Now(), c.Now()
-	rep, snap, err := c.scan(ctx, now)
+	rep, snap, err := c.Scan(ctx, now)
 	if err != nil {
 		return Result{}, err
 	}
@@ -98,14 +88,14 @@ func (c *Cycle) Run(ctx context.Context) (Result, error) {
 		c.observeUntold(st)
 		in.Reason = c.reasons(ctx, snap, rep, st)
 		p := policy.Decide(st, in)
-		render(&p, st, rep, c.Config, now)
+		c.Freeze(&p, st, rep, now)
 		return p, nil
 	})
 	if err != nil {
 		return res, err
 	}
 	c.logPlan(res.Plan, res.Applied)
-	c.deliver(ctx, silences, res.Counts)
+	c.deliverer().Deliver(ctx, silences, res.Counts)
 	c.prune(ctx, now)
 	c.logSummary(res, time.Since(start))
 	c.observeEpisodes(ctx)
@@ -134,8 +124,8 @@ func (c *Cycle) logSummary(res Result, took time.Duration) {
 	c.Log.Log(level, "cycle finished", append(fields, zap.Duration("took", took))...)
 }
 
-// scan takes the snapshot within database.scan_timeout and derives findings.
-func (c *Cycle) scan(ctx context.Context, now time.Time) (scan.Report, *model.Snapshot, error) {
+// Scan takes the snapshot within database.scan_timeout and derives findings.
+func (c *Cycle) Scan(ctx context.Context, now time.Time) (scan.Report, *model.Snapshot, error) {
 	start := time.Now()
 	sctx, cancel := context.WithTimeout(ctx, c.Config.Database.ScanTimeout)
 	defer cancel()
@@ -144,7 +134,7 @@ func (c *Cycle) scan(ctx context.Context, now time.Time) (scan.Report, *model.Sn
 		c.Metrics.Scans.WithLabelValues("error").Inc()
 		return scan.Report{}, nil, err
 	}
-	rep := findings(snap, c.Config, now)
+	rep := Findings(snap, c.Config, now)
 	c.Metrics.Scans.WithLabelValues("success").Inc()
 	c.Metrics.ScanDuration.Observe(time.Since(start).Seconds())
 	c.Metrics.LastSuccessfulScan.Set(float64(time.Now().Unix()))
@@ -203,12 +193,12 @@ func (c *Cycle) reasons(ctx context.Context, snap *model.Snapshot, rep scan.Repo
 
 // silences are the config's and the ledger's active silences.
 func (c *Cycle) silences(ctx context.Context, now time.Time) ([]policy.Silence, error) {
-	return activeSilences(ctx, c.Config, c.Store, now)
+	return ActiveSilences(ctx, c.Config, c.Store, now)
 }
 
-// activeSilences merges the config's silences with the ledger's runtime
+// ActiveSilences merges the config's silences with the ledger's runtime
 // ones (`watchdogd silence add`): both defer alike.
-func activeSilences(ctx context.Context, cfg *config.Config, st *ledger.Store, now time.Time) ([]policy.Silence, error) {
+func ActiveSilences(ctx context.Context, cfg *config.Config, st *ledger.Store, now time.Time) ([]policy.Silence, error) {
 	var out []policy.Silence
 	for i, s := range cfg.Silences {
 		out = append(out, policy.Silence{ID: fmt.Sprintf("config-%d", i), Match: s.Match, Until: s.Until.Time, Comment: s.Comment})
@@ -276,10 +266,10 @@ func (c *Cycle) observeOpen(counts map[model.Kind]int) {
 	metrics.EpisodesByKind(c.Metrics.EpisodesOpen, counts)
 }
 
-// observeStandby sets the ledger's gauges on a replica that does not
+// ObserveStandby sets the ledger's gauges on a replica that does not
 // decide, from a read of the ledger, so that no value it set while it led
 // lingers in a max over the replicas.
-func (c *Cycle) observeStandby(st model.Ledger) {
+func (c *Cycle) ObserveStandby(st model.Ledger) {
 	open := map[model.Kind]int{}
 	for _, e := range st.Open {
 		open[e.Kind]++

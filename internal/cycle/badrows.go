@@ -1,7 +1,12 @@
-package app
+package cycle
 
 import (
+	"fmt"
+	"io"
+	"strings"
+
 	"github.com/watchdogd/watchdogd/internal/model"
+	"github.com/watchdogd/watchdogd/internal/term"
 	"go.uber.org/zap"
 )
 
@@ -82,4 +87,28 @@ func rowNames(rows []model.RowRef) []string {
 		names = append(names, r.String())
 	}
 	return names
+}
+
+// NoteBadRows tells whoever runs scan by hand which rows were read only in
+// part, as the daemon logs them: a session whose turn has no start, say,
+// is missing from the table without one. Stderr keeps the JSON clean.
+func NoteBadRows(w io.Writer, snap *model.Snapshot) {
+	for _, l := range []struct {
+		rows []model.RowRef
+		what string
+	}{
+		{snap.Malformed, "kandev itself cannot read (malformed metadata, read as no flags; or a NULL id)"},
+		{snap.Unparseable, "with a timestamp in no shape kandev writes, read as missing"},
+		{snap.Future, "with a timestamp more than thresholds.future_tolerance after the scan (kandev's database clock or time zone?), read as missing"},
+	} {
+		rows, _ := newRows(nil, l.rows) // each row once
+		if len(rows) == 0 {
+			continue
+		}
+		names := rowNames(rows)
+		if len(rows) > maxLoggedRows {
+			names = append(names, fmt.Sprintf("and %d more", len(rows)-maxLoggedRows))
+		}
+		fmt.Fprintf(w, "note: %d kandev row(s) %s: %s\n", len(rows), l.what, term.Escape(strings.Join(names, ", ")))
+	}
 }

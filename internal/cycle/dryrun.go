@@ -1,12 +1,12 @@
-package app
+package cycle
 
 import (
 	"context"
 	"fmt"
 	"io"
 
+	"github.com/watchdogd/watchdogd/internal/console"
 	"github.com/watchdogd/watchdogd/internal/model"
-	"github.com/watchdogd/watchdogd/internal/notify"
 	"github.com/watchdogd/watchdogd/internal/policy"
 	"github.com/watchdogd/watchdogd/internal/term"
 )
@@ -15,7 +15,7 @@ import (
 // and what would be sent. It writes nothing to the ledger and sends nothing.
 func (c *Cycle) DryRun(ctx context.Context, w io.Writer) error {
 	now := c.Now()
-	rep, snap, err := c.scan(ctx, now)
+	rep, snap, err := c.Scan(ctx, now)
 	if err != nil {
 		return err
 	}
@@ -26,7 +26,7 @@ func (c *Cycle) DryRun(ctx context.Context, w io.Writer) error {
 	}
 	in.Reason = c.reasons(ctx, snap, rep, st)
 	p := policy.Decide(st, in)
-	render(&p, st, rep, c.Config, now)
+	c.Freeze(&p, st, rep, now)
 	fmt.Fprintf(w, "Dry run at %s: %d active sessions, %d findings, %d open episodes. Nothing is written or sent.\n\n",
 		rep.ScannedAt, len(rep.Sessions), len(rep.Findings), len(st.Open))
 	// What kandev holds is escaped for the terminal (%q escapes too).
@@ -44,7 +44,7 @@ func (c *Cycle) DryRun(ctx context.Context, w io.Writer) error {
 			existing[a.Key] = true
 		}
 	}
-	con := notify.NewConsole(w)
+	con := console.New(w)
 	printed := 0
 	for _, a := range p.Actions {
 		if existing[a.Key] {
@@ -52,7 +52,7 @@ func (c *Cycle) DryRun(ctx context.Context, w io.Writer) error {
 		}
 		printed++
 		fmt.Fprintln(w)
-		if err := printAction(ctx, w, con, a, episodes[a.EpisodeID]); err != nil {
+		if _, err := con.Print(a, episodes[a.EpisodeID], a.ParentKey != ""); err != nil {
 			return err
 		}
 	}
@@ -60,31 +60,4 @@ func (c *Cycle) DryRun(ctx context.Context, w io.Writer) error {
 		fmt.Fprintln(w, "\nNo new action is due.")
 	}
 	return nil
-}
-
-// printAction shows one decided action through the console notifier.
-func printAction(ctx context.Context, w io.Writer, con *notify.Console, a model.Action, e model.Episode) error {
-	switch a.Kind {
-	case model.ActionSlack, model.ActionSlackUpdate:
-		m, err := notify.DecodeMessage(a.Body)
-		if err != nil {
-			return err
-		}
-		thread := ""
-		if a.ParentKey != "" {
-			thread = "(thread of " + a.ParentKey[:8] + ")"
-		}
-		if a.Kind == model.ActionSlackUpdate {
-			return con.Update(ctx, a.Channel, thread, m)
-		}
-		_, err = con.Post(ctx, a.Channel, thread, a.Key, m)
-		return err
-	case model.ActionNudge, model.ActionCancelAndNudge:
-		if a.Kind == model.ActionCancelAndNudge {
-			_ = con.Cancel(ctx, e.SessionID)
-		}
-		return con.AddMessage(ctx, e.TaskID, e.SessionID, decodeText(a.Body), "")
-	}
-	_, err := fmt.Fprintf(w, "→ log: %s\n", term.EscapeLines(decodeText(a.Body)))
-	return err
 }

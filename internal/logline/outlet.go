@@ -1,0 +1,41 @@
+// Package logline delivers log actions: a line in watchdogd's own log,
+// for a kind whose ladder only records (multiple_open_turns by default),
+// and for Slack steps when the config has no slack: block.
+package logline
+
+import (
+	"context"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/watchdogd/watchdogd/internal/deliver"
+	"github.com/watchdogd/watchdogd/internal/model"
+	"github.com/watchdogd/watchdogd/internal/scan"
+	"github.com/watchdogd/watchdogd/internal/term"
+)
+
+// Outlet writes log actions to Log. Register it for model.ActionLog
+// (fenced).
+type Outlet struct {
+	Log *zap.Logger
+}
+
+// Render freezes the line: the finding in words, its task, session and age.
+func (o *Outlet) Render(r deliver.Rendering) (string, error) {
+	return deliver.EncodeText(Line(r.Finding)), nil
+}
+
+// Send writes the line.
+func (o *Outlet) Send(_ context.Context, at deliver.Attempt) deliver.Sent {
+	o.Log.Warn("watchdogd finding", zap.String("key", at.Action.Key), zap.String("kind", string(at.Episode.Kind)),
+		zap.String("session_id", at.Episode.SessionID), zap.String("text", deliver.DecodeText(at.Action.Body)),
+		zap.String("task_id", at.Episode.TaskID))
+	return deliver.Delivered("", "")
+}
+
+// Line is a finding in one line of words.
+func Line(f scan.Finding) string {
+	return model.KindWords(f.Kind) + " on " + f.TaskTitle + " (session " + f.SessionID + ", " +
+		term.Minutes(time.Duration(f.AgeSeconds)*time.Second) + ")"
+}

@@ -1,0 +1,26 @@
+// Package outlets registers each of watchdogd's outlets for the action
+// kinds it delivers, with how the delivery protocol treats them.
+package outlets
+
+import (
+	"github.com/watchdogd/watchdogd/internal/deliver"
+	"github.com/watchdogd/watchdogd/internal/logline"
+	"github.com/watchdogd/watchdogd/internal/model"
+	"github.com/watchdogd/watchdogd/internal/nudge"
+	"github.com/watchdogd/watchdogd/internal/slack"
+)
+
+// Register is where each outlet is registered for its action kinds, with
+// how the protocol treats them; s is nil without a slack: block. A new
+// outlet is a package and a line here.
+func Register(s *slack.Outlet, n *nudge.Outlet, l *logline.Outlet) deliver.Registry {
+	reg := deliver.Registry{}
+	reg.Register(model.ActionNudge, deliver.Entry{Outlet: n, Fenced: true})
+	reg.Register(model.ActionCancelAndNudge, deliver.Entry{Outlet: n}) // fences itself
+	reg.Register(model.ActionLog, deliver.Entry{Outlet: l, Fenced: true})
+	if s != nil {
+		reg.Register(model.ActionSlack, deliver.Entry{Outlet: s, Paced: true, Fenced: true})
+		reg.Register(model.ActionSlackUpdate, deliver.Entry{Outlet: s, Paced: true}) // says it cleared: not fenced
+	}
+	return reg
+}
