@@ -66,7 +66,7 @@ func explain(ctx context.Context, w io.Writer, r *kandev.Reader, raw *sql.DB, di
 	if err := printPlan(ctx, w, raw, dialect, "sessions", stmts.sessions); err != nil {
 		return err
 	}
-	return printPlan(ctx, w, raw, dialect, "messages", stmts.messages, stmts.arg)
+	return printPlan(ctx, w, raw, dialect, "messages", stmts.messages, stmts.args...)
 }
 
 // printPlan prints one statement's plan under a heading of its own. A plan

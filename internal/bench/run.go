@@ -253,7 +253,9 @@ func peakRSS(ctx context.Context, binary, url string) (float64, error) {
 // argument (the current turn ids, from one snapshot).
 type statements struct {
 	sessions, messages string
-	arg                any
+	// args are the messages statement's: the current turn ids and the
+	// limit (a scan's instant and the default tolerance).
+	args []any
 }
 
 func scanStatements(ctx context.Context, r *kandev.Reader, pg bool) (statements, error) {
@@ -267,15 +269,16 @@ func scanStatements(ctx context.Context, r *kandev.Reader, pg bool) (statements,
 			ids = append(ids, s.Current.ID)
 		}
 	}
-	st := statements{arg: ids}
-	st.sessions, st.messages = r.Statements()
+	var arg any = ids
 	if !pg {
 		b, err := json.Marshal(ids)
 		if err != nil {
-			return st, err
+			return statements{}, err
 		}
-		st.arg = string(b)
+		arg = string(b)
 	}
+	st := statements{args: []any{arg, kandev.LimitText(time.Now().Add(2 * time.Minute))}}
+	st.sessions, st.messages = r.Statements()
 	return st, nil
 }
 
@@ -290,7 +293,7 @@ func (st statements) run(ctx context.Context, db *sql.DB) error {
 	if err := drain(ctx, tx, st.sessions); err != nil {
 		return err
 	}
-	if err := drain(ctx, tx, st.messages, st.arg); err != nil {
+	if err := drain(ctx, tx, st.messages, st.args...); err != nil {
 		return err
 	}
 	return tx.Commit()

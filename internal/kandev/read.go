@@ -32,7 +32,7 @@ func (r *Reader) snapshot(ctx context.Context, taskID *string) (snap *model.Snap
 	var notAfter time.Time
 	if r.notAfter != nil {
 		notAfter = r.notAfter()
-		limit = limitText(notAfter)
+		limit = LimitText(notAfter)
 	}
 	r.count(snap, "BEGIN")
 	tx, err := r.begin(ctx)
@@ -77,9 +77,10 @@ func (r *Reader) snapshot(ctx context.Context, taskID *string) (snap *model.Snap
 	return snap, nil
 }
 
-// limitText is the limit as the messages statement takes it: UTC wall
-// time, which SQLite's julianday and PostgreSQL's timestamp both read.
-func limitText(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000000") }
+// LimitText is a limit as the messages statement takes it (its second
+// parameter): UTC wall time, which SQLite's julianday and PostgreSQL's
+// timestamp both read.
+func LimitText(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000000") }
 
 // begin opens a read-only transaction that reads one consistent state:
 // REPEATABLE READ on PostgreSQL; on SQLite, modernc's deferred transaction,

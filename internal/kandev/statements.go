@@ -333,7 +333,8 @@ FROM unnest($1::text[]) WITH ORDINALITY AS c(turn_id, n) CROSS JOIN LATERAL (SEL
 
 // Statements returns the snapshot's statements for this database, for EXPLAIN
 // in benchmarks and docs: the sessions statement and the current-turn
-// messages statement (which takes the current turn ids as its parameter).
+// messages statement (which takes the current turn ids, and the latest
+// instant an update is taken to be as LimitText gives it).
 func (r *Reader) Statements() (sessions, messages string) {
 	return sessionsQuery(r.dialect, r.hasQueued, false, r.probeIndex), messagesQuery(r.dialect, false)
 }
