@@ -13,6 +13,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
 	"github.com/watchdogd/watchdogd/internal/ledger"
 	"github.com/watchdogd/watchdogd/internal/model"
@@ -27,7 +28,7 @@ const kandevToken = "kandev_pat_test-token-do-not-log"
 type env struct {
 	t      *testing.T
 	dir    string
-	kandev *kandevtest.SQLite
+	kandev *kandevdb.SQLite
 	slack  *slacktest.Server
 	ws     *kandevtest.WSServer
 	state  string
@@ -62,11 +63,11 @@ log:
 
 // newEnv builds the world around ds (timestamps relative to now). state is
 // "sqlite" or a PostgreSQL URL.
-func newEnv(t *testing.T, ds kandevtest.Dataset, state string, extra string) *env {
+func newEnv(t *testing.T, ds kandevdb.Dataset, state string, extra string) *env {
 	t.Helper()
 	e := &env{t: t, dir: t.TempDir(), start: time.Now()}
 	var err error
-	if e.kandev, err = kandevtest.CreateSQLite(filepath.Join(e.dir, "kandev.db"), kandevtest.Options{}); err != nil {
+	if e.kandev, err = kandevdb.CreateSQLite(filepath.Join(e.dir, "kandev.db"), kandevdb.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = e.kandev.Close() })
@@ -89,7 +90,7 @@ func newEnv(t *testing.T, ds kandevtest.Dataset, state string, extra string) *en
 // startServers starts a Slack and a kandev WebSocket server for ds, over
 // HTTPS with httptest's certificate when tls is set, and points the config
 // at them.
-func (e *env) startServers(ds kandevtest.Dataset, tls bool) {
+func (e *env) startServers(ds kandevdb.Dataset, tls bool) {
 	states := map[string]string{}
 	for _, s := range ds.Sessions {
 		states[s.ID] = s.State
@@ -228,12 +229,12 @@ func (e *env) exactlyOnce() (posts int) {
 
 // world is the e2e dataset: one session per finding kind, in three
 // workspaces, plus a question with 30 options and a 20,000-character prompt.
-func world(now time.Time) kandevtest.Dataset {
-	ds := kandevtest.Demo(now)
-	b := kandevtest.NewBuilder(now)
-	var opts []kandevtest.QuestionOpt
+func world(now time.Time) kandevdb.Dataset {
+	ds := kandevdb.Demo(now)
+	b := kandevdb.NewBuilder(now)
+	var opts []kandevdb.QuestionOpt
 	for i := 0; i < 30; i++ {
-		opts = append(opts, kandevtest.QuestionOpt{ID: fmt.Sprint(i), Label: fmt.Sprintf("Option %d <!channel>", i), Description: strings.Repeat("detail ", 30)})
+		opts = append(opts, kandevdb.QuestionOpt{ID: fmt.Sprint(i), Label: fmt.Sprintf("Option %d <!channel>", i), Description: strings.Repeat("detail ", 30)})
 	}
 	s := b.Session("sess-huge", "Huge question <!here>", "ws-docs", "WAITING_FOR_INPUT", time.Hour, "")
 	s.Turn("turn-huge", 50*time.Minute, -1, "").Clarification("p-huge", "q-huge", "Pick one", strings.Repeat("Long prompt. ", 1540), opts, "", 30*time.Minute, nil)

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
 	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/pgtest"
 	"github.com/watchdogd/watchdogd/internal/scan"
@@ -91,8 +91,8 @@ var demoNow = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 // into PostgreSQL gives the same report from `watchdogd scan`.
 func TestSameReportOnBothDialects(t *testing.T) {
 	ctx := context.Background()
-	ds := kandevtest.Demo(demoNow)
-	lite, err := kandevtest.CreateSQLite(filepath.Join(t.TempDir(), "kandev.db"), kandevtest.Options{})
+	ds := kandevdb.Demo(demoNow)
+	lite, err := kandevdb.CreateSQLite(filepath.Join(t.TempDir(), "kandev.db"), kandevdb.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestSameReportOnBothDialects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pgdb, err := kandevtest.CreatePostgres(ctx, dsn, kandevtest.Options{})
+	pgdb, err := kandevdb.CreatePostgres(ctx, dsn, kandevdb.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,12 +145,12 @@ func TestSameReportOnBothDialects(t *testing.T) {
 // TestScanNotesBadRows: `watchdogd scan` names on stderr the rows it read
 // only in part, as the daemon logs them, and keeps the JSON on stdout whole.
 func TestScanNotesBadRows(t *testing.T) {
-	lite, err := kandevtest.CreateSQLite(filepath.Join(t.TempDir(), "kandev.db"), kandevtest.Options{})
+	lite, err := kandevdb.CreateSQLite(filepath.Join(t.TempDir(), "kandev.db"), kandevdb.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = lite.Close() }()
-	if err := lite.Write(context.Background(), kandevtest.Demo(demoNow)); err != nil {
+	if err := lite.Write(context.Background(), kandevdb.Demo(demoNow)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := lite.DB().Exec(`UPDATE task_session_turns SET metadata = '{' WHERE id = 'turn-stalled';
@@ -220,11 +220,11 @@ func TestUsageErrors(t *testing.T) {
 func TestDatabaseURLPrecedence(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	db, err := kandevtest.CreateSQLite(filepath.Join(dir, "kandev.db"), kandevtest.Options{})
+	db, err := kandevdb.CreateSQLite(filepath.Join(dir, "kandev.db"), kandevdb.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Write(ctx, kandevtest.Demo(demoNow)); err != nil {
+	if err := db.Write(ctx, kandevdb.Demo(demoNow)); err != nil {
 		t.Fatal(err)
 	}
 	_ = db.Close()

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
 	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/slacktest"
 )
@@ -138,7 +138,7 @@ func TestAnsweredEditsOnce(t *testing.T) {
 	if _, err := db.Exec(`UPDATE task_session_messages SET metadata = json_set(metadata, '$.status', 'answered') WHERE turn_id = 'turn-question' AND type = 'clarification_request'`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(`UPDATE task_session_turns SET completed_at = ? WHERE id = 'turn-stalled'`, kandevtest.TS(time.Now())); err != nil {
+	if _, err := db.Exec(`UPDATE task_session_turns SET completed_at = ? WHERE id = 'turn-stalled'`, kandevdb.TS(time.Now())); err != nil {
 		t.Fatal(err)
 	}
 	e.once()
@@ -244,12 +244,12 @@ func TestChannelChangeIsAConflict(t *testing.T) {
 // TestStallComesBack: a stall that clears and comes back on the same turn is
 // posted again, as a new episode.
 func TestStallComesBack(t *testing.T) {
-	b := kandevtest.NewBuilder(time.Now())
+	b := kandevdb.NewBuilder(time.Now())
 	s := b.Session("sess-flap", "Flapping agent", "ws-web", "RUNNING", time.Hour, "")
 	s.Turn("turn-flap", 30*time.Minute, -1, "").Agent("tool_call", 20*time.Minute)
 	e := newEnv(t, b.DS, "sqlite", "thresholds:\n  stall_after: 3s\n")
 	e.once()
-	if _, err := e.kandev.DB().Exec(`UPDATE task_session_messages SET updated_at = ? WHERE turn_id = 'turn-flap'`, kandevtest.TS(time.Now())); err != nil {
+	if _, err := e.kandev.DB().Exec(`UPDATE task_session_messages SET updated_at = ? WHERE turn_id = 'turn-flap'`, kandevdb.TS(time.Now())); err != nil {
 		t.Fatal(err)
 	}
 	e.once() // output resumed: resolved, first message edited
@@ -384,10 +384,10 @@ func TestBadBytesWithPostgresLedger(t *testing.T) {
 	}
 	now := time.Now()
 	ds := world(now)
-	b := kandevtest.NewBuilder(now)
+	b := kandevdb.NewBuilder(now)
 	b.Session("sess-bad-bytes", "Fix \xff\xfe login\x00 page", "ws-web", "WAITING_FOR_INPUT", time.Hour, "").
 		Turn("turn-bad-bytes", 50*time.Minute, -1, "").
-		Clarification("p-bad-bytes", "q-bad-bytes", "Which page?", "Pick one", []kandevtest.QuestionOpt{{ID: "a", Label: "Login"}}, "", 30*time.Minute, nil)
+		Clarification("p-bad-bytes", "q-bad-bytes", "Which page?", "Pick one", []kandevdb.QuestionOpt{{ID: "a", Label: "Login"}}, "", 30*time.Minute, nil)
 	// A pending id longer than a PostgreSQL index entry may be (2,704
 	// bytes, incompressible): the episode's identity is indexed.
 	long := make([]byte, 4000)
@@ -397,7 +397,7 @@ func TestBadBytesWithPostgresLedger(t *testing.T) {
 	}
 	b.Session("sess-long-id", "Long pending id", "ws-web", "WAITING_FOR_INPUT", time.Hour, "").
 		Turn("turn-long-id", 50*time.Minute, -1, "").
-		Clarification(string(long), "q-long-id", "Which?", "Pick one", []kandevtest.QuestionOpt{{ID: "a", Label: "A"}}, "", 30*time.Minute, nil)
+		Clarification(string(long), "q-long-id", "Which?", "Pick one", []kandevdb.QuestionOpt{{ID: "a", Label: "A"}}, "", 30*time.Minute, nil)
 	ds.Append(b.DS)
 	e := newEnv(t, ds, ledgerURL, "")
 	e.once()

@@ -14,7 +14,7 @@ import (
 	"github.com/watchdogd/watchdogd/internal/console"
 	"github.com/watchdogd/watchdogd/internal/cycle"
 	"github.com/watchdogd/watchdogd/internal/kandev"
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
 	"github.com/watchdogd/watchdogd/internal/ledger"
 	"github.com/watchdogd/watchdogd/internal/logline"
 	"github.com/watchdogd/watchdogd/internal/metrics"
@@ -87,11 +87,11 @@ func runDemo(ctx context.Context, opts Options) error {
 // demoDatabase writes the demo's kandev database at path, its clock at now,
 // and returns its URL.
 func demoDatabase(ctx context.Context, path string, now time.Time) (string, error) {
-	db, err := kandevtest.CreateSQLite(path, kandevtest.Options{})
+	db, err := kandevdb.CreateSQLite(path, kandevdb.Options{})
 	if err != nil {
 		return "", err
 	}
-	if err := db.Write(ctx, kandevtest.Demo(now)); err != nil {
+	if err := db.Write(ctx, kandevdb.Demo(now)); err != nil {
 		_ = db.Close()
 		return "", fmt.Errorf("build demo database: %w", err)
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
 )
 
 // TestReaderFollowsKandevUpgrades: kandev migrates its schema under a
@@ -16,13 +16,13 @@ import (
 // read, and the next names the column.
 func TestReaderFollowsKandevUpgrades(t *testing.T) {
 	ctx := context.Background()
-	db, err := kandevtest.CreateSQLite(filepath.Join(t.TempDir(), "kandev.db"), kandevtest.Options{WithoutQueuedTable: true})
+	db, err := kandevdb.CreateSQLite(filepath.Join(t.TempDir(), "kandev.db"), kandevdb.Options{WithoutQueuedTable: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
 	now := time.Now()
-	b := kandevtest.NewBuilder(now)
+	b := kandevdb.NewBuilder(now)
 	b.Session("s1", "Fix login", "ws", "WAITING_FOR_INPUT", time.Hour, "").Turn("t1", time.Hour, 50*time.Minute, "")
 	if err := db.Write(ctx, b.DS); err != nil {
 		t.Fatal(err)
@@ -49,9 +49,9 @@ func TestReaderFollowsKandevUpgrades(t *testing.T) {
 	if err := db.AddQueuedTable(ctx); err != nil {
 		t.Fatal(err)
 	}
-	q := kandevtest.NewBuilder(now)
+	q := kandevdb.NewBuilder(now)
 	q.Session("s1", "", "", "", 0, "").Queue("go on")
-	if err := db.Write(ctx, kandevtest.Dataset{Queued: q.DS.Queued}); err != nil {
+	if err := db.Write(ctx, kandevdb.Dataset{Queued: q.DS.Queued}); err != nil {
 		t.Fatal(err)
 	}
 	clock = clock.Add(reopenAfter - time.Second)

@@ -13,7 +13,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
 	"github.com/watchdogd/watchdogd/internal/model"
 )
 
@@ -62,7 +62,7 @@ func TestNewRows(t *testing.T) {
 // was repaired and broke anew; a turn without an id, by its session. Real
 // SQLite file, real reader.
 func TestMalformedRowsLoggedOnce(t *testing.T) {
-	b := kandevtest.NewBuilder(time.Now())
+	b := kandevdb.NewBuilder(time.Now())
 	s := b.Session("s1", "Fix login", "ws", "RUNNING", time.Hour, "")
 	s.Turn("turn-bad", 40*time.Minute, -1, `{"lifecycle_only": tru`).Agent("tool_call", 30*time.Minute)
 	c, _, _, db := testCycleDB(t, b.DS, nil)
@@ -136,7 +136,7 @@ func TestMalformedRowsLoggedOnce(t *testing.T) {
 // so by row, once, and the gauge counts the value while it stays. Real
 // SQLite file, real reader.
 func TestUnparseableTimestampsLogged(t *testing.T) {
-	b := kandevtest.NewBuilder(time.Now())
+	b := kandevdb.NewBuilder(time.Now())
 	b.Session("s1", "Fix login", "ws", "RUNNING", time.Hour, "").Turn("turn-when", 40*time.Minute, -1, "")
 	c, _, m, db := testCycleDB(t, b.DS, nil)
 	core, logs := observer.New(zapcore.WarnLevel)
@@ -166,7 +166,7 @@ func TestUnparseableTimestampsLogged(t *testing.T) {
 	if n := len(run("yesterday")); n != 0 || testutil.ToFloat64(m.UnparseableTimestamps) != 1 {
 		t.Fatalf("second cycle: %d log lines, gauge %v; want none and 1", n, testutil.ToFloat64(m.UnparseableTimestamps))
 	}
-	if n := len(run(kandevtest.TS(time.Now().Add(-40 * time.Minute)))); n != 0 || testutil.ToFloat64(m.UnparseableTimestamps) != 0 {
+	if n := len(run(kandevdb.TS(time.Now().Add(-40 * time.Minute)))); n != 0 || testutil.ToFloat64(m.UnparseableTimestamps) != 0 {
 		t.Fatalf("after the repair: %d log lines, gauge %v; want none and 0", n, testutil.ToFloat64(m.UnparseableTimestamps))
 	}
 }

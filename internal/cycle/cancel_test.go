@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/kandev"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
 	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/slack"
@@ -18,7 +19,7 @@ import (
 // cancel_and_nudge, against a kandev WebSocket server whose cancel completes
 // the turn and parks the session after settle (kandev settles a cancel a
 // moment later; 0 settles it before the reply).
-func cancelAndNudgeCycle(t *testing.T, settle time.Duration) (*Cycle, *kandevtest.WSServer, *kandevtest.SQLite) {
+func cancelAndNudgeCycle(t *testing.T, settle time.Duration) (*Cycle, *kandevtest.WSServer, *kandevdb.SQLite) {
 	t.Helper()
 	b := oneStall()
 	c, _, _, db := testCycleDB(t, b.DS, nil)
@@ -57,8 +58,8 @@ func slackClientOf(c *Cycle) *slack.Client {
 
 // park ends session's turns and makes it promptable in kandev's database,
 // as kandev does once a cancel took.
-func park(db *kandevtest.SQLite, session string) error {
-	if _, err := db.DB().Exec(`UPDATE task_session_turns SET completed_at = ? WHERE task_session_id = ?`, kandevtest.TS(time.Now()), session); err != nil {
+func park(db *kandevdb.SQLite, session string) error {
+	if _, err := db.DB().Exec(`UPDATE task_session_turns SET completed_at = ? WHERE task_session_id = ?`, kandevdb.TS(time.Now()), session); err != nil {
 		return err
 	}
 	_, err := db.DB().Exec(`UPDATE task_sessions SET state = 'WAITING_FOR_INPUT' WHERE id = ?`, session)
@@ -138,15 +139,15 @@ func firstAttempt(t *testing.T, c *Cycle, ws *kandevtest.WSServer, cancels int) 
 }
 
 // agentSpoke gives turn-1 fresh agent output: it is no longer stalled.
-func agentSpoke(t *testing.T, db *kandevtest.SQLite) {
+func agentSpoke(t *testing.T, db *kandevdb.SQLite) {
 	t.Helper()
-	if _, err := db.DB().Exec(`UPDATE task_session_messages SET updated_at = ? WHERE turn_id = 'turn-1'`, kandevtest.TS(time.Now())); err != nil {
+	if _, err := db.DB().Exec(`UPDATE task_session_messages SET updated_at = ? WHERE turn_id = 'turn-1'`, kandevdb.TS(time.Now())); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // setState puts session s1 in state, in kandev's database and its API.
-func setState(t *testing.T, db *kandevtest.SQLite, ws *kandevtest.WSServer, state string) {
+func setState(t *testing.T, db *kandevdb.SQLite, ws *kandevtest.WSServer, state string) {
 	t.Helper()
 	if _, err := db.DB().Exec(`UPDATE task_sessions SET state = ? WHERE id = 's1'`, state); err != nil {
 		t.Fatal(err)
@@ -296,16 +297,16 @@ func TestCancelAndNudgeNoAgent(t *testing.T) {
 func TestCancelAndNudgeRefusedNudge(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		then  func(t *testing.T, db *kandevtest.SQLite) // what happens in kandev before it answers
+		then  func(t *testing.T, db *kandevdb.SQLite) // what happens in kandev before it answers
 		state model.State
 	}{
 		{"a new turn started", newTurn, model.StateSuperseded},
-		{"the session ended", func(t *testing.T, db *kandevtest.SQLite) {
+		{"the session ended", func(t *testing.T, db *kandevdb.SQLite) {
 			if _, err := db.DB().Exec(`UPDATE task_sessions SET state = 'COMPLETED' WHERE id = 's1'`); err != nil {
 				t.Error(err)
 			}
 		}, model.StateSuperseded},
-		{"nothing changed", func(*testing.T, *kandevtest.SQLite) {}, model.StateFailed},
+		{"nothing changed", func(*testing.T, *kandevdb.SQLite) {}, model.StateFailed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, ws, db := cancelAndNudgeCycle(t, 0)
@@ -335,11 +336,11 @@ func TestCancelAndNudgeRefusedNudge(t *testing.T) {
 }
 
 // newTurn has someone prompt s1: a new open turn, the session RUNNING.
-func newTurn(t *testing.T, db *kandevtest.SQLite) {
-	b := kandevtest.NewBuilder(time.Now())
+func newTurn(t *testing.T, db *kandevdb.SQLite) {
+	b := kandevdb.NewBuilder(time.Now())
 	s := b.Session("s1", "Fix login", "ws", "RUNNING", time.Hour, "")
 	s.Turn("turn-2", 0, -1, "").Agent("message", 0)
-	if err := db.Write(context.Background(), kandevtest.Dataset{Turns: b.DS.Turns, Messages: b.DS.Messages}); err != nil {
+	if err := db.Write(context.Background(), kandevdb.Dataset{Turns: b.DS.Turns, Messages: b.DS.Messages}); err != nil {
 		t.Error(err)
 	}
 	if _, err := db.DB().Exec(`UPDATE task_sessions SET state = 'RUNNING' WHERE id = 's1'`); err != nil {

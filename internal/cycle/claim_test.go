@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
 	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/slacktest"
@@ -85,7 +86,7 @@ func cutAtClaimsEnd(t *testing.T, c *Cycle, key string) {
 // sends the same client_message_id, which kandev deduplicates, so the agent
 // gets one message.
 func TestNudgeEndsWithinItsClaim(t *testing.T) {
-	b := kandevtest.NewBuilder(time.Now())
+	b := kandevdb.NewBuilder(time.Now())
 	s := b.Session("s1", "Write release notes", "ws", "WAITING_FOR_INPUT", time.Hour,
 		fmt.Sprintf(`{"interrupted_at": %q}`, b.Now.Add(-25*time.Minute).UTC().Format(time.RFC3339)))
 	s.Turn("turn-1", 40*time.Minute, 26*time.Minute, "").Agent("message", 27*time.Minute)
@@ -129,7 +130,7 @@ func TestSlackUpdateEndsWithinItsClaim(t *testing.T) {
 	if _, err := c.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.DB().Exec(`UPDATE task_session_turns SET completed_at = ? WHERE id = 'turn-1'`, kandevtest.TS(time.Now())); err != nil {
+	if _, err := db.DB().Exec(`UPDATE task_session_turns SET completed_at = ? WHERE id = 'turn-1'`, kandevdb.TS(time.Now())); err != nil {
 		t.Fatal(err)
 	}
 	srv.SetFault(func(method string, _ int) slacktest.Fault {
@@ -169,9 +170,9 @@ func TestNoNudgeOnceTheQuestionShowsAgain(t *testing.T) {
 	boot := b.Ago(5 * time.Minute)
 	// A resume's boot turn, unmarked and newer: released kandev hides the
 	// question asked on turn-real.
-	b.DS.Turns = append(b.DS.Turns, kandevtest.Turn{ID: "turn-boot", SessionID: "s1", TaskID: "task-s1",
-		StartedAt: boot, CreatedAt: &boot, CompletedAt: &boot, Metadata: kandevtest.P("{}")})
-	c, _, m := testCycle(t, b.DS, func(db *kandevtest.SQLite) {
+	b.DS.Turns = append(b.DS.Turns, kandevdb.Turn{ID: "turn-boot", SessionID: "s1", TaskID: "task-s1",
+		StartedAt: boot, CreatedAt: &boot, CompletedAt: &boot, Metadata: kandevdb.P("{}")})
+	c, _, m := testCycle(t, b.DS, func(db *kandevdb.SQLite) {
 		// Before the delivery the boot turn is gone: the question shows.
 		if _, err := db.DB().Exec(`DELETE FROM task_session_turns WHERE id = 'turn-boot'`); err != nil {
 			t.Error(err)

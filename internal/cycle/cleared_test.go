@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
 )
 
 // TestClearedOnATurnThatMovedOn: a question answered in a way that moves
@@ -22,13 +22,13 @@ func TestClearedOnATurnThatMovedOn(t *testing.T) {
 	if n := len(srv.Messages()); n != 1 {
 		t.Fatalf("%d posts, want the question's", n)
 	}
-	now := kandevtest.TS(time.Now())
+	now := kandevdb.TS(time.Now())
 	if _, err := db.DB().Exec(`UPDATE task_session_messages SET metadata = json_set(metadata, '$.status', 'answered') WHERE type = 'clarification_request';
 		UPDATE task_session_turns SET completed_at = ? WHERE id = 'turn-real'`, now); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Write(ctx, kandevtest.Dataset{Turns: []kandevtest.Turn{{ID: "turn-next", SessionID: "s1", TaskID: "task-s1",
-		StartedAt: now, CreatedAt: &now, Metadata: kandevtest.P("{}")}}}); err != nil {
+	if err := db.Write(ctx, kandevdb.Dataset{Turns: []kandevdb.Turn{{ID: "turn-next", SessionID: "s1", TaskID: "task-s1",
+		StartedAt: now, CreatedAt: &now, Metadata: kandevdb.P("{}")}}}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := c.Run(ctx)

@@ -14,7 +14,7 @@ import (
 
 	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/kandev"
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
 	"github.com/watchdogd/watchdogd/internal/ledger"
 	"github.com/watchdogd/watchdogd/internal/logline"
 	"github.com/watchdogd/watchdogd/internal/metrics"
@@ -41,15 +41,15 @@ func (b beforeFence) TaskSnapshot(ctx context.Context, taskID string) (*model.Sn
 	return b.Reader.TaskSnapshot(ctx, taskID)
 }
 
-func testCycle(t *testing.T, ds kandevtest.Dataset, hook func(db *kandevtest.SQLite)) (*Cycle, *slacktest.Server, *metrics.Metrics) {
+func testCycle(t *testing.T, ds kandevdb.Dataset, hook func(db *kandevdb.SQLite)) (*Cycle, *slacktest.Server, *metrics.Metrics) {
 	c, srv, m, _ := testCycleDB(t, ds, hook)
 	return c, srv, m
 }
 
-func testCycleDB(t testing.TB, ds kandevtest.Dataset, hook func(db *kandevtest.SQLite)) (*Cycle, *slacktest.Server, *metrics.Metrics, *kandevtest.SQLite) {
+func testCycleDB(t testing.TB, ds kandevdb.Dataset, hook func(db *kandevdb.SQLite)) (*Cycle, *slacktest.Server, *metrics.Metrics, *kandevdb.SQLite) {
 	t.Helper()
 	dir := t.TempDir()
-	db, err := kandevtest.CreateSQLite(filepath.Join(dir, "kandev.db"), kandevtest.Options{})
+	db, err := kandevdb.CreateSQLite(filepath.Join(dir, "kandev.db"), kandevdb.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,8 +113,8 @@ func (discardKandev) Cancel(context.Context, string) error                      
 
 // oneStall is kandev with one stalled turn: session s1 RUNNING, its turn
 // turn-1 quiet for 30 minutes.
-func oneStall() *kandevtest.Builder {
-	b := kandevtest.NewBuilder(time.Now())
+func oneStall() *kandevdb.Builder {
+	b := kandevdb.NewBuilder(time.Now())
 	s := b.Session("s1", "Fix login", "ws", "RUNNING", time.Hour, "")
 	s.Turn("turn-1", 40*time.Minute, -1, "").Agent("tool_call", 30*time.Minute)
 	return b
@@ -123,11 +123,11 @@ func oneStall() *kandevtest.Builder {
 // oneQuestion is kandev with one unanswered question: session s1
 // WAITING_FOR_INPUT, its open turn turn-real asking "Pick A or B?" (pending
 // p1) for 20 minutes.
-func oneQuestion() *kandevtest.Builder {
-	b := kandevtest.NewBuilder(time.Now())
+func oneQuestion() *kandevdb.Builder {
+	b := kandevdb.NewBuilder(time.Now())
 	s := b.Session("s1", "Pick a driver", "ws", "WAITING_FOR_INPUT", time.Hour, "")
 	s.Turn("turn-real", 40*time.Minute, -1, "").Agent("tool_call", 35*time.Minute).
-		Clarification("p1", "q1", "Driver choice", "Pick A or B?", []kandevtest.QuestionOpt{{ID: "a", Label: "pgx"}, {ID: "b", Label: "lib/pq"}}, "pending", 20*time.Minute, nil)
+		Clarification("p1", "q1", "Driver choice", "Pick A or B?", []kandevdb.QuestionOpt{{ID: "a", Label: "pgx"}, {ID: "b", Label: "lib/pq"}}, "pending", 20*time.Minute, nil)
 	return b
 }
 
@@ -135,8 +135,8 @@ func oneQuestion() *kandevtest.Builder {
 // the delivery: the fence supersedes the action and nothing is sent.
 func TestTurnMovedOnBeforeDelivery(t *testing.T) {
 	b := oneStall()
-	c, srv, m := testCycle(t, b.DS, func(db *kandevtest.SQLite) {
-		if _, err := db.DB().Exec(`UPDATE task_session_turns SET completed_at = ? WHERE id = 'turn-1'`, kandevtest.TS(time.Now())); err != nil {
+	c, srv, m := testCycle(t, b.DS, func(db *kandevdb.SQLite) {
+		if _, err := db.DB().Exec(`UPDATE task_session_turns SET completed_at = ? WHERE id = 'turn-1'`, kandevdb.TS(time.Now())); err != nil {
 			t.Error(err)
 		}
 	})
@@ -199,7 +199,7 @@ func TestQuietHoursDeferResolves(t *testing.T) {
 	end := model.ClockTime{Set: true, Minutes: (start.Minutes + 3) % 1440}
 	c.Config.QuietHours = &model.QuietHours{Timezone: "UTC", Start: start, End: end}
 	// The stall clears while quiet: the episode resolves, its edit waits.
-	if _, err := db.DB().Exec(`UPDATE task_session_turns SET completed_at = ? WHERE id = 'turn-1'`, kandevtest.TS(time.Now())); err != nil {
+	if _, err := db.DB().Exec(`UPDATE task_session_turns SET completed_at = ? WHERE id = 'turn-1'`, kandevdb.TS(time.Now())); err != nil {
 		t.Fatal(err)
 	}
 	res, err := c.Run(ctx)
@@ -235,7 +235,7 @@ func TestDeletedFirstMessage(t *testing.T) {
 	if len(first) != 1 || !srv.Delete(first[0].Channel, first[0].TS) {
 		t.Fatalf("first message %+v", first)
 	}
-	if _, err := db.DB().Exec(`UPDATE task_session_turns SET completed_at = ? WHERE id = 'turn-1'`, kandevtest.TS(time.Now())); err != nil {
+	if _, err := db.DB().Exec(`UPDATE task_session_turns SET completed_at = ? WHERE id = 'turn-1'`, kandevdb.TS(time.Now())); err != nil {
 		t.Fatal(err)
 	}
 	res, err := c.Run(ctx)
@@ -256,7 +256,7 @@ func TestDeletedFirstMessage(t *testing.T) {
 // TestPerCycleBudget: slack.max_messages_per_cycle caps posts per channel
 // per cycle; the rest wait, counted, for the next cycle.
 func TestPerCycleBudget(t *testing.T) {
-	b := kandevtest.NewBuilder(time.Now())
+	b := kandevdb.NewBuilder(time.Now())
 	for _, id := range []string{"s1", "s2", "s3"} {
 		s := b.Session(id, "Task "+id, "ws", "RUNNING", time.Hour, "")
 		s.Turn("turn-"+id, 40*time.Minute, -1, "").Agent("tool_call", 30*time.Minute)

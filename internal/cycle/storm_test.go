@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
 	"github.com/watchdogd/watchdogd/internal/pgtest"
 	"github.com/watchdogd/watchdogd/internal/slacktest"
 )
@@ -24,7 +24,7 @@ import (
 // 98 MB since, with nothing decided again. The same on PostgreSQL (kandev
 // and the ledger): 0.45 s a cycle; docs/benchmarks.md has the figures.
 func BenchmarkStormCycle(b *testing.B) {
-	bld := kandevtest.NewBuilder(time.Now())
+	bld := kandevdb.NewBuilder(time.Now())
 	for i := range 5000 {
 		s := bld.Session(fmt.Sprintf("s%05d", i), fmt.Sprintf("Fix login %d", i), "ws", "RUNNING", time.Hour, "")
 		s.Turn(fmt.Sprintf("turn-%05d", i), 40*time.Minute, -1, "").Agent("tool_call", 30*time.Minute)
@@ -119,7 +119,7 @@ func TestCycleRoundTripsAreFixed(t *testing.T) {
 	type trips struct{ kandev, ledger int64 }
 	counted := map[int][]trips{}
 	for _, n := range []int{6, 200} {
-		bld := kandevtest.NewBuilder(time.Now())
+		bld := kandevdb.NewBuilder(time.Now())
 		for i := range n {
 			s := bld.Session(fmt.Sprintf("s%03d", i), fmt.Sprintf("Fix login %d", i), "ws", "RUNNING", time.Hour, "")
 			s.Turn(fmt.Sprintf("turn-%03d", i), 40*time.Minute, -1, "").Agent("tool_call", 30*time.Minute)
@@ -164,14 +164,14 @@ func TestCycleRoundTripsAreFixed(t *testing.T) {
 }
 
 // pgKandev is a kandev database on pg holding ds; its URL.
-func pgKandev(t testing.TB, pg *pgtest.Server, ds kandevtest.Dataset) string {
+func pgKandev(t testing.TB, pg *pgtest.Server, ds kandevdb.Dataset) string {
 	t.Helper()
 	ctx := context.Background()
 	url, err := pg.NewDatabase(ctx, "kandev")
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := kandevtest.CreatePostgres(ctx, url, kandevtest.Options{})
+	db, err := kandevdb.CreatePostgres(ctx, url, kandevdb.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

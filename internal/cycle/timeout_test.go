@@ -7,7 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
 	"github.com/watchdogd/watchdogd/internal/model"
 )
 
@@ -18,7 +18,7 @@ import (
 // spent, no retry logged, and not marked uncertain (which would make the
 // next attempt search Slack's history for a message that cannot exist).
 func TestCycleTimeoutLeavesTheRestWaiting(t *testing.T) {
-	b := kandevtest.NewBuilder(time.Now())
+	b := kandevdb.NewBuilder(time.Now())
 	for _, id := range []string{"s1", "s2", "s3", "s4"} {
 		s := b.Session(id, "Task "+id, "ws", "RUNNING", time.Hour, "")
 		s.Turn("turn-"+id, 40*time.Minute, -1, "").Agent("tool_call", 30*time.Minute)

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
 	"github.com/watchdogd/watchdogd/internal/slacktest"
 )
 
@@ -41,9 +41,9 @@ func TestQuestionHiddenThenVisible(t *testing.T) {
 	first := msgs[0]
 
 	// A resume boot turn, unmarked, newer than the question's open turn.
-	boot := kandevtest.TS(time.Now().Add(-5 * time.Minute))
-	if err := db.Write(ctx, kandevtest.Dataset{Turns: []kandevtest.Turn{{ID: "turn-boot", SessionID: "s1", TaskID: "task-s1",
-		StartedAt: boot, CreatedAt: &boot, CompletedAt: &boot, Metadata: kandevtest.P("{}")}}}); err != nil {
+	boot := kandevdb.TS(time.Now().Add(-5 * time.Minute))
+	if err := db.Write(ctx, kandevdb.Dataset{Turns: []kandevdb.Turn{{ID: "turn-boot", SessionID: "s1", TaskID: "task-s1",
+		StartedAt: boot, CreatedAt: &boot, CompletedAt: &boot, Metadata: kandevdb.P("{}")}}}); err != nil {
 		t.Fatal(err)
 	}
 	msgs = cycle("hidden")

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
 	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
@@ -62,7 +62,7 @@ func TestFindingsAgreeAcrossDialects(t *testing.T) {
 
 // tiedTypes reports whether the turn's newest plain agent updates share
 // one instant and differ in type.
-func tiedTypes(ds kandevtest.Dataset, turnID string) bool {
+func tiedTypes(ds kandevdb.Dataset, turnID string) bool {
 	_, types := newestPlain(ds, turnID)
 	return len(types) > 1
 }

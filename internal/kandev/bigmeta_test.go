@@ -14,7 +14,7 @@ import (
 
 	"github.com/watchdogd/watchdogd/internal/authority"
 	"github.com/watchdogd/watchdogd/internal/kandev"
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
 	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
@@ -92,8 +92,8 @@ func badBigMetaCases() []bigMetaCase {
 
 // bigMetaDataset is one session per case, its message's metadata whole or
 // big.
-func bigMetaDataset(cases []bigMetaCase, big bool) kandevtest.Dataset {
-	b := kandevtest.NewBuilder(now)
+func bigMetaDataset(cases []bigMetaCase, big bool) kandevdb.Dataset {
+	b := kandevdb.NewBuilder(now)
 	for i, c := range cases {
 		id := fmt.Sprintf("s%02d", i)
 		meta := c.whole
@@ -120,8 +120,8 @@ func TestBigMetadataReadsAsWhole(t *testing.T) {
 	}{{"objects", bigMetaCases()}, {"with bad values", append(bigMetaCases(), badBigMetaCases()...)}} {
 		for _, dc := range dialects {
 			t.Run(set.name+"/"+dc.name, func(t *testing.T) {
-				whole := snapshot(t, load(t, dc, bigMetaDataset(set.cases, false), kandevtest.Options{}).URL(), kandev.Options{})
-				big := snapshot(t, load(t, dc, bigMetaDataset(set.cases, true), kandevtest.Options{}).URL(), kandev.Options{})
+				whole := snapshot(t, load(t, dc, bigMetaDataset(set.cases, false), kandevdb.Options{}).URL(), kandev.Options{})
+				big := snapshot(t, load(t, dc, bigMetaDataset(set.cases, true), kandevdb.Options{}).URL(), kandev.Options{})
 				compareBigMeta(t, whole, big, set.cases)
 			})
 		}
@@ -211,11 +211,11 @@ func decoded(m authority.Metadata, key string) string {
 // dialects, whether the metadata holding them is read whole or apart.
 func TestBigValuesAreCut(t *testing.T) {
 	long := func(c string, n int) string { return strings.Repeat(c, n) }
-	var opts []kandevtest.QuestionOpt
+	var opts []kandevdb.QuestionOpt
 	for i := range 150 {
-		opts = append(opts, kandevtest.QuestionOpt{ID: fmt.Sprint(i), Label: "é" + long("l", 200), Description: long("d", 200)})
+		opts = append(opts, kandevdb.QuestionOpt{ID: fmt.Sprint(i), Label: "é" + long("l", 200), Description: long("d", 200)})
 	}
-	b := kandevtest.NewBuilder(now)
+	b := kandevdb.NewBuilder(now)
 	for _, size := range []int{10 << 10, 200 << 10} { // metadata read whole, and apart
 		id := fmt.Sprint("s", size)
 		tb := b.Session(id, long("t", 5000), "ws", "WAITING_FOR_INPUT", time.Hour, "").Turn("t-"+id, 50*time.Minute, -1, "")
@@ -224,7 +224,7 @@ func TestBigValuesAreCut(t *testing.T) {
 	}
 	var reports []string
 	for _, dc := range dialects {
-		snap := snapshot(t, load(t, dc, b.DS, kandevtest.Options{}).URL(), kandev.Options{})
+		snap := snapshot(t, load(t, dc, b.DS, kandevdb.Options{}).URL(), kandev.Options{})
 		rep := scan.Findings(snap, scan.Options{Thresholds: scan.DefaultThresholds()}, now)
 		if len(rep.Findings) != 4 {
 			t.Fatalf("%s: %d findings, want a question and a permission per session", dc.name, len(rep.Findings))

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/authority"
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
 	"github.com/watchdogd/watchdogd/internal/kandevtime"
 	"github.com/watchdogd/watchdogd/internal/model"
 )
@@ -27,7 +27,7 @@ func rowOfItsOwn(author, typ string) bool {
 // checkMessages compares the current turn's messages as the snapshot read
 // them with the rows: the newest plain agent update (its instant, and a
 // type among the rows at that instant) and the rows returned whole.
-func checkMessages(t *testing.T, d authority.Dialect, ds kandevtest.Dataset, s model.Session) {
+func checkMessages(t *testing.T, d authority.Dialect, ds kandevdb.Dataset, s model.Session) {
 	t.Helper()
 	if s.Current == nil {
 		if len(s.Messages) > 0 {
@@ -64,7 +64,7 @@ func checkMessages(t *testing.T, d authority.Dialect, ds kandevtest.Dataset, s m
 
 // newestPlain returns the instant of a turn's newest plain agent updates
 // and their types.
-func newestPlain(ds kandevtest.Dataset, turnID string) (time.Time, map[string]bool) {
+func newestPlain(ds kandevdb.Dataset, turnID string) (time.Time, map[string]bool) {
 	var newest time.Time
 	types := map[string]bool{}
 	for _, m := range ds.Messages {

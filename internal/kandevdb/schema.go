@@ -1,4 +1,4 @@
-package kandevtest
+package kandevdb
 
 // kandevTables mirrors kandev's tables with the columns watchdogd reads (and a few
 // it does not, so a scan that read them by accident would be caught by the

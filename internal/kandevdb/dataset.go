@@ -1,8 +1,8 @@
-// Package kandevtest builds kandev-shaped databases — SQLite files and
+// Package kandevdb builds kandev-shaped databases — SQLite files and
 // PostgreSQL schemas with kandev's tables, columns and text timestamp shapes —
 // from Go values. Tests, `watchdogd demo` and the benchmarks use it; it never
 // touches a real kandev installation.
-package kandevtest
+package kandevdb
 
 import (
 	"time"

@@ -1,4 +1,4 @@
-package kandevtest
+package kandevdb
 
 import (
 	"context"

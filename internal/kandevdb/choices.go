@@ -1,4 +1,4 @@
-package kandevtest
+package kandevdb
 
 // Choices turns a fuzzer's bytes into a generator's choices, so that every
 // input decodes to some dataset and a mutated byte changes one choice.
