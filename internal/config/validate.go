@@ -132,19 +132,18 @@ func (v validator) policies(c *Config) {
 		}
 		for i, s := range p.Steps {
 			sp := fmt.Sprintf("%s.steps[%d]", path, i)
-			switch s.Action {
-			case model.ActionSlack, model.ActionLog:
-			case model.ActionNudge, model.ActionCancelAndNudge:
+			switch {
+			case s.Action == "":
+				v.add(sp+".action", "is required (%s)", model.StepActionNames())
+			case !slices.Contains(model.StepActions, s.Action):
+				v.add(sp+".action", "%q is not %s", s.Action, model.StepActionNames())
+			case s.Action == model.ActionNudge, s.Action == model.ActionCancelAndNudge:
 				if model.HumanOwesAnswer(kind) {
 					v.add(sp+".action", "%s while a human owes an answer destroys the question: kandev stops the agent and resumes it with the nudge, "+
 						"and the question leaves kandev's UI and API; use slack or log for %s", s.Action, kind)
 				} else if s.Action == model.ActionNudge && (kind == model.KindStalledTurn || kind == model.KindNeverStarted) {
 					v.add(sp+".action", "kandev refuses message.add while a session is RUNNING; use cancel_and_nudge for %s", kind)
 				}
-			case "":
-				v.add(sp+".action", "is required (slack, nudge, cancel_and_nudge or log)")
-			default:
-				v.add(sp+".action", "%q is not slack, nudge, cancel_and_nudge or log", s.Action)
 			}
 			if s.After < 0 {
 				v.add(sp+".after", "must not be negative")

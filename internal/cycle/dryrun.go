@@ -44,7 +44,7 @@ func (c *Cycle) DryRun(ctx context.Context, w io.Writer) error {
 			existing[a.Key] = true
 		}
 	}
-	con := console.New(w)
+	con := console.New(w, c.Outlets)
 	printed := 0
 	for _, a := range p.Actions {
 		if existing[a.Key] {

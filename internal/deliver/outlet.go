@@ -41,6 +41,15 @@ type Finder interface {
 	Find(ctx context.Context, at Attempt) (Sent, bool)
 }
 
+// Previewer is an Outlet that can say, for a terminal, what an action
+// would do (`watchdogd demo`, `run --dry-run`): where it goes and what it
+// says, escaped for the terminal (a message carries what agents wrote).
+// inThread says a reply goes in its first message's thread. The console
+// shows an outlet that is not one by its action kind and frozen text.
+type Previewer interface {
+	Preview(a model.Action, e model.Episode, inThread bool) (string, error)
+}
+
 // Rendering is what an action is rendered from.
 type Rendering struct {
 	// Action is the decision; its Body is what Render returns.

@@ -34,6 +34,11 @@ func (o *Outlet) Send(_ context.Context, at deliver.Attempt) deliver.Sent {
 	return deliver.Delivered("", "")
 }
 
+// Preview is the line, escaped for a terminal.
+func (o *Outlet) Preview(a model.Action, _ model.Episode, _ bool) (string, error) {
+	return "→ log: " + term.EscapeLines(deliver.DecodeText(a.Body)), nil
+}
+
 // Line is a finding in one line of words.
 func Line(f scan.Finding) string {
 	return model.KindWords(f.Kind) + " on " + f.TaskTitle + " (session " + f.SessionID + ", " +

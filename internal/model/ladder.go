@@ -47,7 +47,7 @@ func DefaultPolicy(kind Kind) Policy {
 		p.Steps = []Step{slack(0, false), slack(30*time.Minute, true)}
 	case KindInterruptedSession:
 		p.Steps = []Step{slack(0, false)}
-	default: // KindMultipleOpenTurns
+	case KindMultipleOpenTurns:
 		p.Steps = []Step{{Action: ActionLog}}
 	}
 	return p

@@ -104,8 +104,18 @@ const (
 // ActionKinds lists every action kind.
 var ActionKinds = []ActionKind{ActionSlack, ActionSlackUpdate, ActionNudge, ActionCancelAndNudge, ActionLog}
 
-// StepActions are the actions a configured step may take.
+// StepActions are the actions a configured step may take: each has an
+// outlet registered for it.
 var StepActions = []ActionKind{ActionSlack, ActionNudge, ActionCancelAndNudge, ActionLog}
+
+// StepActionNames lists StepActions in words: "slack, nudge, … or log".
+func StepActionNames() string {
+	names := make([]string, len(StepActions))
+	for i, a := range StepActions {
+		names[i] = string(a)
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
 
 // State is where an action is in its life.
 type State string

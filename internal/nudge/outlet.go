@@ -8,12 +8,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/deliver"
 	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/scan"
+	"github.com/watchdogd/watchdogd/internal/term"
 )
 
 // Kandev is what a nudge sends through.
@@ -36,6 +38,18 @@ type Outlet struct {
 
 // Render freezes what the nudge says: the kind's policy text.
 func (o *Outlet) Render(r deliver.Rendering) (string, error) { return deliver.EncodeText(r.Text), nil }
+
+// Preview says what a nudge would do in kandev — the cancel of a
+// cancel_and_nudge, then the message — escaped for a terminal.
+func (o *Outlet) Preview(a model.Action, e model.Episode, _ bool) (string, error) {
+	var b strings.Builder
+	if a.Kind == model.ActionCancelAndNudge {
+		fmt.Fprintf(&b, "→ kandev agent.cancel of session %s\n", term.Escape(e.SessionID))
+	}
+	fmt.Fprintf(&b, "→ kandev message.add to session %s (task %s):\n%s", term.Escape(e.SessionID), term.Escape(e.TaskID),
+		term.Indent(term.EscapeLines(deliver.DecodeText(a.Body))))
+	return b.String(), nil
+}
 
 // Send nudges the agent, never while a person owes the answer to its
 // question: a nudge there makes kandev stop the agent and resume it with

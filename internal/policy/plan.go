@@ -313,6 +313,8 @@ func actionBySeq(e model.Episode, seq string) *model.Action {
 // does not crash-loop). A nudge while a human owes an answer would destroy
 // the question (model.HumanOwesAnswer); check-config refuses such a
 // config, and should one get past it, the step is logged, never sent.
+// Any other action runs as configured: whichever outlet is registered for
+// it delivers it (check-config knows which exist).
 func actionKind(action model.ActionKind, finding model.Kind, slack bool) model.ActionKind {
 	switch action {
 	case model.ActionSlack:
@@ -329,7 +331,7 @@ func actionKind(action model.ActionKind, finding model.Kind, slack bool) model.A
 		}
 		return model.ActionCancelAndNudge
 	}
-	return model.ActionLog
+	return action
 }
 
 func findingJSON(f scan.Finding) string {

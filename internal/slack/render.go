@@ -343,16 +343,20 @@ func clip(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
+// emojis lead each kind's first line; a kind without one gets :warning:.
+var emojis = map[model.Kind]string{
+	model.KindStalledTurn:             ":hourglass_flowing_sand:",
+	model.KindNeverStarted:            ":hourglass_flowing_sand:",
+	model.KindUnansweredClarification: ":question:",
+	model.KindShadowedClarification:   ":question:",
+	model.KindPendingPermission:       ":lock:",
+	model.KindInterruptedSession:      ":double_vertical_bar:",
+	model.KindMultipleOpenTurns:       ":warning:",
+}
+
 func emoji(kind model.Kind) string {
-	switch kind {
-	case model.KindStalledTurn, model.KindNeverStarted:
-		return ":hourglass_flowing_sand:"
-	case model.KindUnansweredClarification, model.KindShadowedClarification:
-		return ":question:"
-	case model.KindPendingPermission:
-		return ":lock:"
-	case model.KindInterruptedSession:
-		return ":double_vertical_bar:"
+	if e, ok := emojis[kind]; ok {
+		return e
 	}
 	return ":warning:"
 }

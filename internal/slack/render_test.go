@@ -254,3 +254,17 @@ func TestTitleLabel(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryKindHasWords: a kind added to model.Kinds fails here until
+// Slack's message has an emoji and a headline for it.
+func TestEveryKindHasWords(t *testing.T) {
+	for _, k := range model.Kinds {
+		if _, ok := emojis[k]; !ok {
+			t.Errorf("%s has no emoji", k)
+		}
+		head, _ := headline(scan.Finding{Kind: k}, "5m")
+		if head == escapeText(string(k))+" on" {
+			t.Errorf("%s has no headline: %q", k, head)
+		}
+	}
+}

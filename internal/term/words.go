@@ -34,3 +34,9 @@ func Minutes(d time.Duration) string {
 	days, h := int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour)
 	return fmt.Sprintf("%d d %d h", days, h)
 }
+
+// Indent indents every line of s by four spaces: a message under the line
+// that says where it goes.
+func Indent(s string) string {
+	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
+}
