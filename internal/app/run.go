@@ -68,7 +68,7 @@ func NewCycle(ctx context.Context, in Inputs, cfg *config.Config, log *zap.Logge
 // secrets, for cycle c: kandev's nudges, the log, and Slack when the config
 // has a slack: block.
 func Connect(cfg *config.Config, src Sources, log *zap.Logger, c *cycle.Cycle) (deliver.Registry, error) {
-	kc, err := kandev.NewClient(cfg.Kandev.BaseURL, src.Kandev, 15*time.Second)
+	kc, err := nudge.NewClient(cfg.Kandev.BaseURL, src.Kandev, 15*time.Second)
 	if err != nil {
 		return nil, err
 	}

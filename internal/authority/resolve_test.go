@@ -65,7 +65,7 @@ func TestFixtureGoRule(t *testing.T) {
 	}
 }
 
-// TestTwoOpenTurnsOrder pins AC-8: two open turns resolve by keys 2–4, and
+// TestTwoOpenTurnsOrder pins D2: two open turns resolve by keys 2–4, and
 // Open lists them oldest first.
 func TestTwoOpenTurnsOrder(t *testing.T) {
 	s := func(v string) authority.Stamp { return authority.Stamp{Text: v, Valid: true} }

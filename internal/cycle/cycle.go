@@ -1,3 +1,8 @@
+// Package cycle is one pass of watchdogd: read kandev's snapshot, derive
+// the findings, decide on the ledger what is due, freeze each action's
+// text, and deliver it through internal/deliver's protocol. It is the same
+// code whether run once, as a dry run (DryRun) or by the daemon. See
+// docs/architecture.md, "A cycle".
 package cycle
 
 import (

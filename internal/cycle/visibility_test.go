@@ -11,7 +11,7 @@ import (
 	"github.com/watchdogd/watchdogd/internal/slacktest"
 )
 
-// TestQuestionHiddenThenVisible follows the seed's incident end to end: a
+// TestQuestionHiddenThenVisible follows a shadowed question end to end: a
 // question is paged as unanswered; a resume writes a newer, unmarked turn, so
 // released kandev hides the question (shadowed); the turn goes away and the
 // question is visible again; then it is answered. One episode, one thread:

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/watchdogd/watchdogd/internal/config"
+	"github.com/watchdogd/watchdogd/internal/httpguard"
 	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/term"
 )
@@ -25,10 +26,10 @@ import (
 // serveHTTP starts the listener: /metrics, probes, and (unless http.ui is
 // false) the status page and API. http.web_config_file (exporter-toolkit's
 // web config) adds TLS and basic auth to the whole listener, as on every
-// Prometheus exporter. The listener bounds its connections (connGuard)
+// Prometheus exporter. The listener bounds its connections (httpguard.Guard)
 // and every request its time: a client that is slow to send or to read,
 // or many that stay connected, cost the daemon no more than the bounds.
-// On loopback it answers only to loopback's names (onlyLoopbackHosts).
+// On loopback it answers only to loopback's names (httpguard.OnlyLoopbackHosts).
 func (d *daemon) serveHTTP(cfg *config.Config) (*http.Server, error) {
 	listen, webCfg := cfg.HTTP.Listen, cfg.HTTP.WebConfigFile
 	if webCfg != "" {
@@ -40,8 +41,8 @@ func (d *daemon) serveHTTP(cfg *config.Config) (*http.Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("http.listen %s: %w", listen, err)
 	}
-	guard := newConnGuard(ln, maxConns, maxIdleConns, maxSilentConns)
-	srv := &http.Server{Handler: onlyLoopbackHosts(listen, d.handler()), ConnState: guard.track,
+	guard := httpguard.New(ln, httpguard.MaxConns, httpguard.MaxIdleConns, httpguard.MaxSilentConns)
+	srv := &http.Server{Handler: httpguard.OnlyLoopbackHosts(listen, d.handler()), ConnState: guard.Track,
 		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 90 * time.Second,
 		MaxHeaderBytes: 32 << 10}
 	flags := &web.FlagConfig{WebListenAddresses: &[]string{listen}, WebConfigFile: &webCfg}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/watchdogd/watchdogd/internal/app"
 	"github.com/watchdogd/watchdogd/internal/config"
+	"github.com/watchdogd/watchdogd/internal/httpguard"
 	"github.com/watchdogd/watchdogd/internal/term"
 )
 
@@ -153,10 +154,10 @@ func keepRestartOnly(old, cfg *config.Config) []string {
 // reloadHTTP is Alertmanager's POST /-/reload: the same reload as SIGHUP,
 // for a config reloader in another container, which cannot signal this
 // process. Other methods get 405 from the mux, a browser's request from
-// another site's page 403 (see crossSite). The answer says whether the
+// another site's page 403 (see httpguard.CrossSite). The answer says whether the
 // new file took effect, and why not (file, line, field; never a secret).
 func (d *daemon) reloadHTTP(w http.ResponseWriter, r *http.Request) {
-	if why := crossSite(r); why != "" {
+	if why := httpguard.CrossSite(r); why != "" {
 		http.Error(w, "reload refused: a request from another site's page: "+why, http.StatusForbidden)
 		return
 	}

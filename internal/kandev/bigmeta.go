@@ -7,11 +7,12 @@ import (
 	"strconv"
 
 	"github.com/watchdogd/watchdogd/internal/authority"
+	"github.com/watchdogd/watchdogd/internal/kandevsql"
 	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // readBigMetadata reads the metadata of the current turns' messages that
-// was too big to read with the others (messageMetadata), cut to what the
+// was too big to read with the others (kandevsql), cut to what the
 // rules and outputs read. It costs nothing when there is none, the usual
 // case, and a statement per such message at most.
 func (r *Reader) readBigMetadata(ctx context.Context, tx *sql.Tx, snap *model.Snapshot, sessions []model.Session, big []bigAt) error {
@@ -47,10 +48,10 @@ func (r *Reader) readBigMetadata(ctx context.Context, tx *sql.Tx, snap *model.Sn
 }
 
 // bigMetadataSQLite reads each value, by rowid, in a statement of its own
-// (see sqliteBigMetadataQuery).
+// (see kandevsql.BigMetadataSQLite).
 func (r *Reader) bigMetadataSQLite(ctx context.Context, tx *sql.Tx, snap *model.Snapshot, rowids []string) (map[string]string, error) {
 	out := make(map[string]string, len(rowids))
-	q := sqliteBigMetadataQuery()
+	q := kandevsql.BigMetadataSQLite()
 	for _, key := range rowids {
 		rowid, err := strconv.ParseInt(key, 10, 64)
 		if err != nil {
@@ -114,9 +115,9 @@ func (r *Reader) bigMetadataPostgres(ctx context.Context, tx *sql.Tx, snap *mode
 	return got, nil
 }
 
-// bigMetadataOf runs postgresBigMetadataQuery over ids.
+// bigMetadataOf runs kandevsql.BigMetadataPostgres over ids.
 func (r *Reader) bigMetadataOf(ctx context.Context, tx *sql.Tx, snap *model.Snapshot, ids []string) (map[string]string, error) {
-	rows, err := r.query(ctx, tx, snap, postgresBigMetadataQuery(), ids)
+	rows, err := r.query(ctx, tx, snap, kandevsql.BigMetadataPostgres(), ids)
 	if err != nil {
 		return nil, r.wrap("read big message metadata", err)
 	}

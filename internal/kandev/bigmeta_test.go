@@ -15,6 +15,7 @@ import (
 	"github.com/watchdogd/watchdogd/internal/authority"
 	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/kandevdb"
+	"github.com/watchdogd/watchdogd/internal/kandevsql"
 	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
@@ -138,7 +139,7 @@ func compareBigMeta(t *testing.T, whole, big *model.Snapshot, cases []bigMetaCas
 		if w.Meta.Kind != b.Meta.Kind {
 			t.Errorf("%s: kind %d big, %d whole", c.name, b.Meta.Kind, w.Meta.Kind)
 		}
-		for _, key := range kandev.MetaMemberNames() {
+		for _, key := range kandevsql.MetaMemberNames() {
 			ws, wok := w.Meta.String(key)
 			bs, bok := b.Meta.String(key)
 			if ws != bs || wok != bok || w.Meta.Flag(key) != b.Meta.Flag(key) || decoded(w.Meta, key) != decoded(b.Meta, key) {
@@ -270,7 +271,7 @@ func TestCutMetadataKeepsWhatRulesRead(t *testing.T) {
 		t.Fatalf("scan's sources: %v %v", files, err)
 	}
 	kept := map[string]bool{}
-	for _, k := range kandev.MetaMemberNames() {
+	for _, k := range kandevsql.MetaMemberNames() {
 		kept[k] = true
 	}
 	reads := regexp.MustCompile(`\.Meta\.(?:String|Flag|Raw)\("([^"]+)"\)`)

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/watchdogd/watchdogd/internal/authority"
+	"github.com/watchdogd/watchdogd/internal/kandevsql"
 	"github.com/watchdogd/watchdogd/internal/model"
 )
 
@@ -50,7 +51,7 @@ func castFailed(err error) bool {
 }
 
 func (r *Reader) fallbackSessions(ctx context.Context, tx *sql.Tx, snap *model.Snapshot, args []any) ([]model.Session, error) {
-	rows, err := r.query(ctx, tx, snap, sessionTurnsQuery(r.dialect, r.hasQueued, len(args) > 0), args...)
+	rows, err := r.query(ctx, tx, snap, kandevsql.SessionTurns(r.dialect, r.hasQueued, len(args) > 0), args...)
 	if err != nil {
 		return nil, r.wrap("read sessions (metadata as text)", err)
 	}

@@ -11,12 +11,13 @@ import (
 	"strings"
 
 	"github.com/watchdogd/watchdogd/internal/authority"
+	"github.com/watchdogd/watchdogd/internal/kandevsql"
 	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // readMessages reads the current turns' messages in one statement, and on
 // SQLite a second for the turns with an update julianday cannot order
-// (messagesQuery), which exist only when kandev wrote an odd shape.
+// (kandevsql.Messages), which exist only when kandev wrote an odd shape.
 func (r *Reader) readMessages(ctx context.Context, tx *sql.Tx, snap *model.Snapshot, sessions []model.Session, limit string) error {
 	// The statement answers with each id's position in ids; owner maps it
 	// back to the session, without a map of 10,000 turn ids per scan.
@@ -60,7 +61,7 @@ func (r *Reader) messagesOf(ctx context.Context, tx *sql.Tx, snap *model.Snapsho
 		}
 		arg = string(b)
 	}
-	rows, err := r.query(ctx, tx, snap, messagesQuery(r.dialect, unordered), arg, limit)
+	rows, err := r.query(ctx, tx, snap, kandevsql.Messages(r.dialect, unordered), arg, limit)
 	if err != nil {
 		return nil, r.wrap("read current-turn messages", err)
 	}
@@ -190,7 +191,7 @@ func (r *Reader) messagesFrom(snap *model.Snapshot, turn string, newest stamp, n
 // metadata, created_at, updated_at, the key to read too big metadata by
 // (it is read apart: readBigMetadata)], then the user rows, each [id, type,
 // created_at], read for when they were written. Content comes cut to
-// readText characters and is cut here with the mark.
+// one character more than is kept (kandevsql) and is cut here with the mark.
 func (r *Reader) messages(snap *model.Snapshot, turn string, newest stamp, newestType *string, list, users jval, ahead int64) (_ []model.Message, big []bigAt, _ error) {
 	var out []model.Message
 	aheadOf(snap, turn, ahead)

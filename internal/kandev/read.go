@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/authority"
+	"github.com/watchdogd/watchdogd/internal/kandevsql"
 	"github.com/watchdogd/watchdogd/internal/model"
 )
 
@@ -159,7 +160,7 @@ func (c *sessionCols) session(snap *model.Snapshot) model.Session {
 }
 
 func (r *Reader) fastSessions(ctx context.Context, tx *sql.Tx, snap *model.Snapshot, args []any) ([]model.Session, error) {
-	rows, err := r.query(ctx, tx, snap, sessionsQuery(r.dialect, r.hasQueued, len(args) > 0, r.probeIndex), args...)
+	rows, err := r.query(ctx, tx, snap, kandevsql.Sessions(r.dialect, r.hasQueued, len(args) > 0, r.probeIndex), args...)
 	if err != nil {
 		return nil, r.wrap("read sessions", err)
 	}
@@ -360,4 +361,12 @@ func (r *Reader) TurnMessages(ctx context.Context, turnIDs []string) (map[string
 		out[s.Current.ID] = s.Messages
 	}
 	return out, nil
+}
+
+// Statements returns the snapshot's statements for this database, for EXPLAIN
+// in benchmarks and docs: the sessions statement and the current-turn
+// messages statement (which takes the current turn ids, and the latest
+// instant an update is taken to be as LimitText gives it).
+func (r *Reader) Statements() (sessions, messages string) {
+	return kandevsql.Sessions(r.dialect, r.hasQueued, false, r.probeIndex), kandevsql.Messages(r.dialect, false)
 }

@@ -4,14 +4,13 @@ import (
 	"errors"
 
 	"github.com/watchdogd/watchdogd/internal/deliver"
-	"github.com/watchdogd/watchdogd/internal/kandev"
 )
 
 // Classify applies kandev's rules to an error from its WebSocket API;
 // anything else is the transport's (deliver.Transport).
 func Classify(err error) deliver.Verdict {
-	var ke *kandev.RequestError
-	var kd *kandev.DialError
+	var ke *RequestError
+	var kd *DialError
 	switch {
 	case errors.As(err, &ke):
 		// As with Slack's internal_error, kandev's may follow a partial

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
 	"github.com/watchdogd/watchdogd/internal/testport"
 )
@@ -19,12 +18,12 @@ func TestKandevNudges(t *testing.T) {
 	srv.Token = "kandev_pat_secret"
 	defer srv.Close()
 	ctx := context.Background()
-	c, err := kandev.NewClient(srv.BaseURL(), "kandev_pat_secret", 5*time.Second)
+	c, err := NewClient(srv.BaseURL(), "kandev_pat_secret", 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := kandev.ClientMessageID("action-key")
-	if id != kandev.ClientMessageID("action-key") || len(id) != 36 {
+	id := ClientMessageID("action-key")
+	if id != ClientMessageID("action-key") || len(id) != 36 {
 		t.Fatalf("client_message_id %q is not a stable UUID", id)
 	}
 	// A replayed action creates no second message.
@@ -37,26 +36,26 @@ func TestKandevNudges(t *testing.T) {
 		t.Fatalf("messages %+v", msgs)
 	}
 	// kandev refuses message.add while RUNNING: a permanent failure.
-	err = c.AddMessage(ctx, "t1", "s-run", "hi", kandev.ClientMessageID("other"))
-	var re *kandev.RequestError
-	if !errors.As(err, &re) || re.Code != "VALIDATION_ERROR" || !kandev.Refusal(err) || Classify(err).Retry {
+	err = c.AddMessage(ctx, "t1", "s-run", "hi", ClientMessageID("other"))
+	var re *RequestError
+	if !errors.As(err, &re) || re.Code != "VALIDATION_ERROR" || !Refusal(err) || Classify(err).Retry {
 		t.Fatalf("RUNNING refusal: %v (verdict %+v)", err, Classify(err))
 	}
 	// agent.cancel makes it promptable.
 	if err := c.Cancel(ctx, "s-run"); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.AddMessage(ctx, "t1", "s-run", "hi", kandev.ClientMessageID("other")); err != nil {
+	if err := c.AddMessage(ctx, "t1", "s-run", "hi", ClientMessageID("other")); err != nil {
 		t.Fatal(err)
 	}
 	// Server-side errors: an internal error retries (and may have followed
 	// a partial success), a refusal does not.
 	srv.SetFail(func(string) string { return "INTERNAL_ERROR" })
-	if err := c.AddMessage(ctx, "t1", "s-wait", "x", "y"); !Classify(err).Retry || !Classify(err).Uncertain || kandev.Refusal(err) {
+	if err := c.AddMessage(ctx, "t1", "s-wait", "x", "y"); !Classify(err).Retry || !Classify(err).Uncertain || Refusal(err) {
 		t.Errorf("internal error verdict %+v", Classify(err))
 	}
 	srv.SetFail(func(string) string { return "NOT_FOUND" })
-	if err := c.AddMessage(ctx, "t1", "s-wait", "x", "y"); Classify(err).Retry || !kandev.Refusal(err) {
+	if err := c.AddMessage(ctx, "t1", "s-wait", "x", "y"); Classify(err).Retry || !Refusal(err) {
 		t.Errorf("not found verdict %+v", Classify(err))
 	}
 	// The server closes the connection mid-request: retry (kandev
@@ -67,7 +66,7 @@ func TestKandevNudges(t *testing.T) {
 	}
 	srv.SetFail(nil)
 	// A wrong token is refused permanently.
-	bad, _ := kandev.NewClient(srv.BaseURL(), "wrong", 5*time.Second)
+	bad, _ := NewClient(srv.BaseURL(), "wrong", 5*time.Second)
 	if err := bad.Cancel(ctx, "s-wait"); err == nil || Classify(err).Retry {
 		t.Errorf("bad token: %v", err)
 	}
@@ -80,17 +79,17 @@ func TestKandevCancelWithNoAgent(t *testing.T) {
 	srv := kandevtest.NewWSServer(map[string]string{"s1": "RUNNING", "s2": "RUNNING"})
 	defer srv.Close()
 	srv.SetNoAgent("s1")
-	c, err := kandev.NewClient(srv.BaseURL(), "", 5*time.Second)
+	c, err := NewClient(srv.BaseURL(), "", 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	err = c.Cancel(context.Background(), "s1")
-	var re *kandev.RequestError
-	if !errors.As(err, &re) || re.Code != "INTERNAL_ERROR" || !re.NoAgent() || Classify(err).Retry || Classify(err).Uncertain || !kandev.Refusal(err) {
+	var re *RequestError
+	if !errors.As(err, &re) || re.Code != "INTERNAL_ERROR" || !re.NoAgent() || Classify(err).Retry || Classify(err).Uncertain || !Refusal(err) {
 		t.Fatalf("cancel with no agent: %v (verdict %+v)", err, Classify(err))
 	}
 	// The same words from another action are not this refusal.
-	other := &kandev.RequestError{Action: "message.add", Code: "INTERNAL_ERROR", Message: re.Message}
+	other := &RequestError{Action: "message.add", Code: "INTERNAL_ERROR", Message: re.Message}
 	if other.NoAgent() || !other.Retryable() {
 		t.Errorf("message.add's internal error taken for a cancel with no agent")
 	}
@@ -106,7 +105,7 @@ func TestKandevDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, _ := kandev.NewClient(fmt.Sprintf("http://127.0.0.1:%d", port), "", 2*time.Second)
+	c, _ := NewClient(fmt.Sprintf("http://127.0.0.1:%d", port), "", 2*time.Second)
 	err = c.AddMessage(context.Background(), "t", "s", "x", "y")
 	if v := Classify(err); err == nil || !v.Retry || v.Uncertain {
 		t.Fatalf("connection refused: %v %+v", err, v)

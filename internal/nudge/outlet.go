@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/deliver"
-	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/scan"
 	"github.com/watchdogd/watchdogd/internal/term"
@@ -62,7 +61,7 @@ func (o *Outlet) Send(ctx context.Context, at deliver.Attempt) deliver.Sent {
 	if at.Current != nil && model.HumanOwesAnswer(at.Current.Kind) {
 		return deliver.Superseded(humanOwes)
 	}
-	if err := o.Kandev.AddMessage(ctx, e.TaskID, e.SessionID, deliver.DecodeText(a.Body), kandev.ClientMessageID(a.Key)); err != nil {
+	if err := o.Kandev.AddMessage(ctx, e.TaskID, e.SessionID, deliver.DecodeText(a.Body), ClientMessageID(a.Key)); err != nil {
 		return deliver.Error(err, Classify(err))
 	}
 	return deliver.Delivered("", "")
@@ -155,8 +154,8 @@ func (o *Outlet) cancelThenNudge(ctx context.Context, a model.Action, e model.Ep
 		case s.State != "RUNNING" && refusal != nil: // refused, and not for running
 			return cancelled, refusal
 		case s.State != "RUNNING":
-			err := o.Kandev.AddMessage(ctx, e.TaskID, e.SessionID, deliver.DecodeText(a.Body), kandev.ClientMessageID(a.Key))
-			if !kandev.Refusal(err) {
+			err := o.Kandev.AddMessage(ctx, e.TaskID, e.SessionID, deliver.DecodeText(a.Body), ClientMessageID(a.Key))
+			if !Refusal(err) {
 				return cancelled, err
 			}
 			refusal = err
@@ -187,7 +186,7 @@ func (o *Outlet) cancelThenNudge(ctx context.Context, a model.Action, e model.Ep
 // it RUNNING, and refuses the nudge while it is, so only a human can
 // resume or stop it.
 func cancelError(session string, err error) error {
-	var re *kandev.RequestError
+	var re *RequestError
 	if errors.As(err, &re) && re.NoAgent() {
 		return fmt.Errorf("kandev has no agent process for session %s, so its turn cannot be cancelled nor the agent nudged; resume or stop the session in kandev: %w", session, err)
 	}

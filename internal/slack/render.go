@@ -1,7 +1,9 @@
-// Package notify delivers watchdogd's actions: Slack messages (slack-go),
-// kandev nudges (kandev's WebSocket API) and console output, with the
-// retry rules written once. Rendering is pure: a message is rendered when
-// its action is decided and frozen in the ledger.
+// Package slack is watchdogd's Slack outlet: it renders a finding as a
+// Block Kit message (pure: the message is rendered when its action is
+// decided and frozen in the ledger), posts it, threads later steps under
+// it, edits it when the episode clears, looks for an earlier post by its
+// key, and gives Slack's answers their verdict (Classify) through
+// slack-go.
 package slack
 
 import (

@@ -1,4 +1,4 @@
-package kandev
+package nudge
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package daemon
+package httpguard
 
 import (
 	"bufio"
@@ -65,7 +65,7 @@ func (cl *client) closedByServer(d time.Duration) bool {
 }
 
 // guardedServer serves "ok" on /, and on /block waits for release, behind
-// a connGuard of maxOpen, maxIdle and maxSilent connections; over TLS when
+// a Guard of maxOpen, maxIdle and maxSilent connections; over TLS when
 // tls is set.
 func guardedServer(t *testing.T, maxOpen, maxIdle, maxSilent int, tls bool) (*httptest.Server, func()) {
 	release := make(chan struct{})
@@ -75,8 +75,8 @@ func guardedServer(t *testing.T, maxOpen, maxIdle, maxSilent int, tls bool) (*ht
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	mux.HandleFunc("/block", func(w http.ResponseWriter, _ *http.Request) { <-release; _, _ = w.Write([]byte("released")) })
 	srv := httptest.NewUnstartedServer(mux)
-	g := newConnGuard(srv.Listener, maxOpen, maxIdle, maxSilent)
-	srv.Listener, srv.Config.ConnState = g, g.track
+	g := New(srv.Listener, maxOpen, maxIdle, maxSilent)
+	srv.Listener, srv.Config.ConnState = g, g.Track
 	if tls {
 		srv.StartTLS()
 	} else {

@@ -1,4 +1,10 @@
-package kandev
+// Package kandevsql writes the statements watchdogd reads kandev's
+// database with, for each dialect: the active sessions with their
+// current-turn probes, each session's turns when the probes cannot be used,
+// the current turns' messages, and message metadata too large to read
+// whole. It only builds text; internal/kandev runs the statements and
+// reads their rows. See docs/architecture.md, "The current-turn rule".
+package kandevsql
 
 import (
 	"fmt"
@@ -89,7 +95,7 @@ func badExpr(d authority.Dialect, alias, only string) string {
 	return fmt.Sprintf("CASE WHEN %[2]s%[1]s.metadata IS NOT NULL AND (%[1]s.metadata)::jsonb IS NULL THEN %[1]s.id END", alias, only)
 }
 
-// sessionsQuery is the fast path: every active session of non-archived
+// Sessions is the fast path: every active session of non-archived
 // tasks, each with correlated probes into its own turns, run back to back
 // so that the pages a session's probes touch are read once and then hit in
 // the cache:
@@ -116,7 +122,7 @@ func badExpr(d authority.Dialect, alias, only string) string {
 // join's small side on an analyzed database) and the client decodes while
 // the server works; SQLite skips its sorter (measured: see
 // docs/benchmarks-notes.md).
-func sessionsQuery(d authority.Dialect, hasQueued, oneTask bool, probeIndex string) string {
+func Sessions(d authority.Dialect, hasQueued, oneTask bool, probeIndex string) string {
 	pred, _ := authority.Fragments(d, "tu")
 	_, korder := authority.KandevFragments(d, "tu")
 	newest := authority.NewestFirst(d, "tu")
@@ -222,10 +228,10 @@ func textCast(d authority.Dialect) string {
 	return ""
 }
 
-// sessionTurnsQuery is PostgreSQL's fallback after a malformed metadata value
+// SessionTurns is PostgreSQL's fallback after a malformed metadata value
 // failed the fast statement: the same selection, with every turn of every
 // active session and its metadata as raw text, resolved by the Go rule.
-func sessionTurnsQuery(d authority.Dialect, hasQueued, oneTask bool) string {
+func SessionTurns(d authority.Dialect, hasQueued, oneTask bool) string {
 	qjoin, qcol := queuedJoin(hasQueued)
 	return fmt.Sprintf(`WITH %[1]s
 SELECT r.session_id, r.task_id, r.state, r.is_primary, r.session_started_at, r.title, r.workspace_id, r.task_metadata,
@@ -238,7 +244,7 @@ ORDER BY r.session_id`,
 		activeCTE(d, oneTask), qcol, asText(d, "tu.started_at"), asText(d, "tu.created_at"), asText(d, "tu.completed_at"), qjoin)
 }
 
-// messagesQuery reads what the rules need from the current turns' messages,
+// Messages reads what the rules need from the current turns' messages,
 // given their ids, in one pass over each turn's messages: the newest plain
 // agent update (updated_at and type: one value however long the turn), and
 // every agent status and script_execution row (a user's cancel and a boot
@@ -246,7 +252,7 @@ ORDER BY r.session_id`,
 // every clarification and permission request, whole; and of each
 // user-authored row its id, type and creation only (whether the agent
 // answered the last of them; their text is not needed). Content and
-// metadata are cut where they are read (bound.go, boundsql.go): an agent
+// metadata are cut where they are read (bound.go, metadata.go): an agent
 // may have written megabytes.
 //
 // The newest update is the newest not after the limit given as the second
@@ -280,7 +286,7 @@ ORDER BY r.session_id`,
 // string. Each value it puts into JSON is cast to text, since one BLOB
 // would fail the statement (see asText). Measured: see
 // docs/benchmarks-notes.md.
-func messagesQuery(d authority.Dialect, unordered bool) string {
+func Messages(d authority.Dialect, unordered bool) string {
 	meta, big := messageMetadata(d)
 	interesting := `((m.author_type = 'agent' AND m.type IN ('status', 'script_execution')) OR m.type IN ('clarification_request', 'permission_request'))`
 	plain := `m.author_type = 'agent' AND m.type NOT IN ('status', 'script_execution')`
@@ -331,10 +337,12 @@ FROM unnest($1::text[]) WITH ORDINALITY AS c(turn_id, n) CROSS JOIN LATERAL (SEL
    FROM task_session_messages m WHERE m.turn_id = c.turn_id) x`
 }
 
-// Statements returns the snapshot's statements for this database, for EXPLAIN
-// in benchmarks and docs: the sessions statement and the current-turn
-// messages statement (which takes the current turn ids, and the latest
-// instant an update is taken to be as LimitText gives it).
-func (r *Reader) Statements() (sessions, messages string) {
-	return sessionsQuery(r.dialect, r.hasQueued, false, r.probeIndex), messagesQuery(r.dialect, false)
+// MetaMemberNames names the metadata members read apart when metadata is
+// too big to read whole.
+func MetaMemberNames() []string {
+	var out []string
+	for _, m := range metaMembers() {
+		out = append(out, m.name)
+	}
+	return out
 }

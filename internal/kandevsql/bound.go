@@ -1,4 +1,4 @@
-package kandev
+package kandevsql
 
 import "github.com/watchdogd/watchdogd/internal/model"
 
@@ -7,7 +7,7 @@ import "github.com/watchdogd/watchdogd/internal/model"
 const (
 	// wholeMetadata is the largest message metadata read whole, in bytes.
 	// Larger metadata is read apart, as a smaller object holding only the
-	// members the rules and outputs read (see boundsql.go), each string
+	// members the rules and outputs read (see metadata.go), each string
 	// cut (to readText characters, an option's to readOptionText) and a
 	// question's options to model.MaxOptions+1 (one more than is kept, so that
 	// the cut is seen and marked).

@@ -1,4 +1,4 @@
-package daemon
+package httpguard
 
 import (
 	"fmt"
@@ -66,7 +66,7 @@ func TestOnlyLoopbackHosts(t *testing.T) {
 		r := httptest.NewRequest(http.MethodGet, "/metrics", nil)
 		r.Host = c.host
 		w := httptest.NewRecorder()
-		onlyLoopbackHosts(c.listen, ok).ServeHTTP(w, r)
+		OnlyLoopbackHosts(c.listen, ok).ServeHTTP(w, r)
 		if w.Code != c.want {
 			t.Errorf("listen %s, Host %q: %d, want %d", c.listen, c.host, w.Code, c.want)
 		}
@@ -101,8 +101,8 @@ func TestCrossSite(t *testing.T) {
 		for k, v := range c.headers {
 			r.Header.Set(k, v)
 		}
-		if got := crossSite(r); (got != "") != c.refused {
-			t.Errorf("%s: crossSite = %q, want refused %v", c.name, got, c.refused)
+		if got := CrossSite(r); (got != "") != c.refused {
+			t.Errorf("%s: CrossSite = %q, want refused %v", c.name, got, c.refused)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package kandev
+package kandevsql
 
 import (
 	"fmt"
@@ -84,7 +84,7 @@ type jsonOps struct {
 
 // cutObject is the object at at, as JSON text, holding the members it
 // has: one expression, with no subquery but the options list's, so that a
-// big value is read and parsed once (see sqliteBigMetadataQuery). At the
+// big value is read and parsed once (see BigMetadataSQLite). At the
 // top (spell), a member's key is written as the metadata's text writes it
 // where that matters: plainly when the text names it so, else with an
 // escape, as authority.Metadata.Flag tests the text for the plain key.
@@ -159,7 +159,7 @@ func indexes(n int) string {
 	return b.String()
 }
 
-// sqliteBigMetadataQuery reads one message's metadata, by rowid, cut. It
+// BigMetadataSQLite reads one message's metadata, by rowid, cut. It
 // runs once per such message: SQLite parses the value in this process,
 // and keeps the text and its parse until the statement ends, so one
 // statement for several would hold several.
@@ -171,7 +171,7 @@ func indexes(n int) string {
 // concatenations copy it (measured: see docs/benchmarks-notes.md).
 // json_valid guards every other JSON function, so no value fails the
 // statement.
-func sqliteBigMetadataQuery() string {
+func BigMetadataSQLite() string {
 	const x = "CAST(m.metadata AS TEXT)"
 	return fmt.Sprintf(`SELECT CASE WHEN NOT json_valid(%[1]s) THEN '' WHEN json_type(%[1]s) <> 'object' THEN 'null' ELSE %[2]s END
 FROM task_session_messages m WHERE m.rowid = ?1`, x, cutObject(sqliteOps(x), "'$'", metaMembers(), true))
@@ -197,14 +197,14 @@ func postgresOps(raw string) jsonOps {
 	}
 }
 
-// postgresBigMetadataQuery reads the metadata of the messages whose ids
+// BigMetadataPostgres reads the metadata of the messages whose ids
 // are its parameter, cut. Without IS JSON (PostgreSQL 16) nothing tells
 // malformed text from JSON but a cast, which fails the whole statement:
 // the messages statement casts nothing, and the rare values too big to read
 // whole are cast here (see readBigMetadata). The lateral subquery casts
 // each value once (OFFSET 0 keeps it from being inlined into every use); a
 // malformed one fails the statement with SQLSTATE class 22 or 54001.
-func postgresBigMetadataQuery() string {
+func BigMetadataPostgres() string {
 	return fmt.Sprintf(`SELECT m.id, CASE WHEN jsonb_typeof(b.j) <> 'object' THEN 'null' ELSE %s END
 FROM task_session_messages m CROSS JOIN LATERAL (SELECT m.metadata::jsonb AS j OFFSET 0) b
 WHERE m.id = ANY($1::text[])`, cutObject(postgresOps("m.metadata"), "b.j", metaMembers(), true))

@@ -1,4 +1,8 @@
-package daemon
+// Package httpguard bounds what clients of an HTTP listener may cost and
+// reach: a listener that caps its open, idle and silent connections
+// (Guard), and the checks that keep a browser page of another site from
+// reading or changing a loopback listener (OnlyLoopbackHosts, CrossSite).
+package httpguard
 
 import (
 	"container/list"
@@ -14,29 +18,29 @@ import (
 // Prometheus, the kubelet, a browser on the status page and a config
 // reloader need a handful.
 const (
-	// maxConns bounds the open connections. Past it, the longest idle (or
+	// MaxConns bounds the open connections. Past it, the longest idle (or
 	// else the longest silent) is closed to make room, so a probe still
 	// gets in; with none of either, a new one waits for one to end and
 	// those after it queue in the kernel.
-	maxConns = 4096
-	// maxIdleConns bounds the keep-alive connections waiting idle for
+	MaxConns = 4096
+	// MaxIdleConns bounds the keep-alive connections waiting idle for
 	// their next request; one more going idle closes the longest idle.
-	maxIdleConns = 64
-	// maxSilentConns bounds the connections that have not yet sent a byte
+	MaxIdleConns = 64
+	// MaxSilentConns bounds the connections that have not yet sent a byte
 	// of their first request (the server would wait ReadHeaderTimeout for
 	// each); one more arriving closes the longest silent. A client sends
 	// its request as it connects, so only a flood of more than this many
 	// within that moment sheds one.
-	maxSilentConns = 256
+	MaxSilentConns = 256
 )
 
-// connGuard is a listener that bounds its connections, open, idle and
+// Guard is a listener that bounds its connections, open, idle and
 // silent, as its track hook (the server's ConnState) sees them. Closing an
 // idle keep-alive connection is something HTTP lets a server do at any
 // time: clients open another, and retry an idempotent request that met the
 // close (Go's client and browsers do). A connection that has sent nothing
 // has nothing to lose by its close.
-type connGuard struct {
+type Guard struct {
 	net.Listener
 	maxOpen, maxIdle, maxSilent int
 
@@ -50,8 +54,8 @@ type connGuard struct {
 	once   sync.Once
 }
 
-func newConnGuard(ln net.Listener, maxOpen, maxIdle, maxSilent int) *connGuard {
-	return &connGuard{Listener: ln, maxOpen: maxOpen, maxIdle: maxIdle, maxSilent: maxSilent, idle: newQueue(), silent: newQueue(),
+func New(ln net.Listener, maxOpen, maxIdle, maxSilent int) *Guard {
+	return &Guard{Listener: ln, maxOpen: maxOpen, maxIdle: maxIdle, maxSilent: maxSilent, idle: newQueue(), silent: newQueue(),
 		shed: map[net.Conn]bool{}, wake: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
@@ -60,7 +64,7 @@ func newConnGuard(ln net.Listener, maxOpen, maxIdle, maxSilent int) *connGuard {
 // silent one, or else waiting for one to end or go idle (the connections
 // after it wait in the kernel's backlog meanwhile). Room is made only for
 // a connection that came.
-func (g *connGuard) Accept() (net.Conn, error) {
+func (g *Guard) Accept() (net.Conn, error) {
 	c, err := g.Listener.Accept()
 	if err != nil {
 		return nil, err
@@ -95,13 +99,13 @@ func (g *connGuard) Accept() (net.Conn, error) {
 }
 
 // Close closes the listener and wakes an Accept waiting for a slot.
-func (g *connGuard) Close() error {
+func (g *Guard) Close() error {
 	g.once.Do(func() { close(g.done) })
 	return g.Listener.Close()
 }
 
 // track is the server's ConnState hook.
-func (g *connGuard) track(c net.Conn, state http.ConnState) {
+func (g *Guard) Track(c net.Conn, state http.ConnState) {
 	if u, ok := c.(interface{ NetConn() net.Conn }); ok {
 		c = u.NetConn() // a TLS connection: Accept handed out what it wraps
 	}
@@ -132,7 +136,7 @@ func (g *connGuard) track(c net.Conn, state http.ConnState) {
 }
 
 // release gives a connection's slot back.
-func (g *connGuard) release() {
+func (g *Guard) release() {
 	g.mu.Lock()
 	g.open--
 	g.mu.Unlock()
@@ -140,7 +144,7 @@ func (g *connGuard) release() {
 }
 
 // signal wakes an Accept waiting at the cap to look again.
-func (g *connGuard) signal() {
+func (g *Guard) signal() {
 	select {
 	case g.wake <- struct{}{}:
 	default:

@@ -1,4 +1,4 @@
-package daemon
+package httpguard
 
 import (
 	"fmt"
@@ -38,11 +38,11 @@ func loopbackName(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// onlyLoopbackHosts answers 421 to a request whose Host does not name
+// OnlyLoopbackHosts answers 421 to a request whose Host does not name
 // loopback, when the listener is on loopback; otherwise it is h. Probes
 // and Prometheus reach a listener on a pod's address, where no check
 // applies.
-func onlyLoopbackHosts(listen string, h http.Handler) http.Handler {
+func OnlyLoopbackHosts(listen string, h http.Handler) http.Handler {
 	if !loopbackListen(listen) {
 		return h
 	}
@@ -56,14 +56,14 @@ func onlyLoopbackHosts(listen string, h http.Handler) http.Handler {
 	})
 }
 
-// crossSite says why a request came from a page of another site, or ""
+// CrossSite says why a request came from a page of another site, or ""
 // when it did not. A browser sends Sec-Fetch-Site, and Origin on a POST
 // or PUT: the page's scheme, host and port, which must then be this
 // server's host and port (its Host; the scheme is not compared, a proxy
 // in front may end TLS). A config reloader, curl or wget sends neither.
 // A form or fetch() with a text/plain body needs no CORS preflight, so
 // without this any page a browser opens could make the daemon reload.
-func crossSite(r *http.Request) string {
+func CrossSite(r *http.Request) string {
 	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
 		return "Sec-Fetch-Site: cross-site"
 	}
