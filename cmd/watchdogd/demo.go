@@ -64,9 +64,14 @@ func (c *demoCmd) run(ctx context.Context, e proc) error {
 		return err
 	}
 	// Every outlet renders as itself and prints what it would send.
-	printing := console.New(&sent, outlets.Register(&slack.Outlet{}, &nudge.Outlet{}, &logline.Outlet{})).Outlets()
+	m := metrics.New(prometheus.NewRegistry(), e.version)
+	var s *slack.Outlet
+	if cfg.Slack != nil {
+		s = app.SlackOutlet(cfg, nil, m)
+	}
+	printing := console.New(&sent, outlets.Register(s, &nudge.Outlet{}, &logline.Outlet{})).Outlets()
 	cy := &cycle.Cycle{Config: cfg, Reader: reader, Store: store, Outlets: printing, Log: log,
-		Metrics: metrics.New(prometheus.NewRegistry(), e.version), Now: func() time.Time { return now }, Holder: "demo"}
+		Metrics: m, Now: func() time.Time { return now }, Holder: "demo"}
 	res, err := cy.Run(ctx)
 	if err != nil {
 		return err

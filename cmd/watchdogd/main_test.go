@@ -87,7 +87,7 @@ func checkRaces(t *testing.T, output string) {
 
 var demoNow = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
-// TestSameReportOnBothDialects: one kandevtest dataset loaded into SQLite and
+// TestSameReportOnBothDialects: one kandevdb dataset loaded into SQLite and
 // into PostgreSQL gives the same report from `watchdogd scan`.
 func TestSameReportOnBothDialects(t *testing.T) {
 	ctx := context.Background()

@@ -18,7 +18,6 @@ import (
 	"github.com/watchdogd/watchdogd/internal/ledger"
 	"github.com/watchdogd/watchdogd/internal/logline"
 	"github.com/watchdogd/watchdogd/internal/metrics"
-	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/nudge"
 	"github.com/watchdogd/watchdogd/internal/outlets"
 	"github.com/watchdogd/watchdogd/internal/slack"
@@ -72,18 +71,25 @@ func Connect(cfg *config.Config, src Sources, log *zap.Logger, c *cycle.Cycle) (
 	if err != nil {
 		return nil, err
 	}
-	n := &nudge.Outlet{Kandev: kc, Current: c.Current,
-		Read: func(ctx context.Context, taskID string) (*model.Snapshot, error) {
-			return c.Reader.TaskSnapshot(ctx, taskID)
-		}}
+	n := &nudge.Outlet{Kandev: kc, Current: c.Current, Read: c.ReadTask}
 	var s *slack.Outlet
 	if cfg.Slack != nil {
 		if src.Slack == "" {
 			return nil, fmt.Errorf("slack: no bot token (slack.token_file is empty and WATCHDOGD_SLACK_TOKEN is unset)")
 		}
-		s = &slack.Outlet{Client: slack.NewClient(src.Slack, cfg.Slack.APIURL, cfg.Slack.Timeout), Log: log}
+		s = SlackOutlet(cfg, slack.NewClient(src.Slack, cfg.Slack.APIURL, cfg.Slack.Timeout), c.Metrics)
 	}
-	return outlets.Register(s, n, &logline.Outlet{Log: log}), nil
+	return outlets.Register(s, n, &logline.Outlet{}), nil
+}
+
+// SlackOutlet is the Slack outlet of cfg (which has a slack: block)
+// through client, counting rate limits on m (nil: not counted).
+func SlackOutlet(cfg *config.Config, client *slack.Client, m *metrics.Metrics) *slack.Outlet {
+	s := &slack.Outlet{Client: client, Budget: func() int { return cfg.Slack.MaxMessagesPerCycle }}
+	if m != nil {
+		s.RateLimited = m.SlackRateLimited.Inc
+	}
+	return s
 }
 
 // Renderer is a cycle that only renders actions as cfg's outlets do (an
@@ -91,7 +97,7 @@ func Connect(cfg *config.Config, src Sources, log *zap.Logger, c *cycle.Cycle) (
 func Renderer(cfg *config.Config) *cycle.Cycle {
 	var s *slack.Outlet
 	if cfg.Slack != nil {
-		s = &slack.Outlet{}
+		s = SlackOutlet(cfg, nil, nil)
 	}
 	return &cycle.Cycle{Config: cfg, Outlets: outlets.Register(s, &nudge.Outlet{}, &logline.Outlet{}), Log: zap.NewNop()}
 }

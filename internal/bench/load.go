@@ -13,7 +13,7 @@ import (
 )
 
 // generatorVersion names the cached SQLite datasets; bump it when Generate
-// or kandevtest's indexes change.
+// or kandevdb's indexes change.
 const generatorVersion = "v3"
 
 // database is a loaded dataset on one dialect.

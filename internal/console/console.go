@@ -48,23 +48,27 @@ type outlet struct {
 func (o outlet) Render(r deliver.Rendering) (string, error) { return o.inner.Render(r) }
 
 func (o outlet) Send(_ context.Context, at deliver.Attempt) deliver.Sent {
-	ts, err := o.p.Print(at.Action, at.Episode, at.Parent != nil)
+	parent := ""
+	if at.Parent != nil {
+		parent = at.Parent.ResultTS
+	}
+	ts, err := o.p.Print(at.Action, at.Episode, parent)
 	if err != nil {
 		return deliver.Failed(err.Error())
 	}
 	return deliver.Delivered(at.Action.Channel, ts)
 }
 
-// Print prints what action a of episode e does; inThread says a reply goes
-// in the first message's thread. It returns the message's id in the
-// console.
-func (p *Printer) Print(a model.Action, e model.Episode, inThread bool) (string, error) {
+// Print prints what action a of episode e does; parent names the first
+// message a reply goes under or an edit changes ("" for none). It returns
+// the message's id in the console.
+func (p *Printer) Print(a model.Action, e model.Episode, parent string) (string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	text := "→ " + term.Escape(string(a.Kind)) + ":\n" + term.Indent(term.EscapeLines(a.Body))
 	if pv, ok := p.outlets[a.Kind].Outlet.(deliver.Previewer); ok {
 		var err error
-		if text, err = pv.Preview(a, e, inThread); err != nil {
+		if text, err = pv.Preview(a, e, parent); err != nil {
 			return "", fmt.Errorf("preview %s action %s: %w", a.Kind, a.Key, err)
 		}
 	}

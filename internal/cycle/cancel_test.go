@@ -50,8 +50,8 @@ func kandevAPI(t *testing.T, c *Cycle, states map[string]string) *kandevtest.WSS
 // slackClientOf is the Slack client c's outlets post through, nil when
 // they have none.
 func slackClientOf(c *Cycle) *slack.Client {
-	if e, ok := c.Outlets[model.ActionSlack]; ok {
-		return e.Outlet.(*slack.Outlet).Client
+	if s, ok := c.Outlets[model.ActionSlack].Outlet.(*slack.Outlet); ok {
+		return s.Client
 	}
 	return nil
 }

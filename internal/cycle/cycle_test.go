@@ -96,13 +96,11 @@ func cycleOn(t testing.TB, kandevURL, ledgerURL string, hook func()) (*Cycle, *s
 func connect(c *Cycle, client *slack.Client, k nudge.Kandev) {
 	var s *slack.Outlet
 	if client != nil {
-		s = &slack.Outlet{Client: client, Log: c.Log}
+		s = &slack.Outlet{Client: client, Budget: func() int { return c.Config.Slack.MaxMessagesPerCycle },
+			RateLimited: c.Metrics.SlackRateLimited.Inc}
 	}
-	n := &nudge.Outlet{Kandev: k, Current: c.Current,
-		Read: func(ctx context.Context, taskID string) (*model.Snapshot, error) {
-			return c.Reader.TaskSnapshot(ctx, taskID)
-		}}
-	c.Outlets = outlets.Register(s, n, &logline.Outlet{Log: c.Log})
+	n := &nudge.Outlet{Kandev: k, Current: c.Current, Read: c.ReadTask}
+	c.Outlets = outlets.Register(s, n, &logline.Outlet{})
 }
 
 // discardKandev takes every nudge and cancel and does nothing.

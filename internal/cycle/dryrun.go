@@ -52,7 +52,11 @@ func (c *Cycle) DryRun(ctx context.Context, w io.Writer) error {
 		}
 		printed++
 		fmt.Fprintln(w)
-		if _, err := con.Print(a, episodes[a.EpisodeID], a.ParentKey != ""); err != nil {
+		parent := "" // nothing is sent in a dry run: a reply or an edit names its first message's key
+		if a.ParentKey != "" {
+			parent = "(thread of " + a.ParentKey[:min(8, len(a.ParentKey))] + ")"
+		}
+		if _, err := con.Print(a, episodes[a.EpisodeID], parent); err != nil {
 			return err
 		}
 	}

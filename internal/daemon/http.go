@@ -204,5 +204,5 @@ func (d *daemon) readyz(w http.ResponseWriter, r *http.Request) {
 	_, _ = fmt.Fprintf(w, "ready (%s)\n", role)
 }
 
-// kindWords is notify's wording, for the page.
+// kindWords is a kind in the words Slack messages use, for the page.
 func kindWords(k model.Kind) string { return model.KindWords(k) }

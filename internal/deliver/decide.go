@@ -18,7 +18,7 @@ type Holding struct {
 	Gate    time.Time
 	GateErr error
 	// Sent is how many actions went to the channel this cycle; Budget is
-	// how many may (slack.max_messages_per_cycle).
+	// how many may (0: no bound).
 	Sent, Budget int
 	Now          time.Time
 }
@@ -26,7 +26,7 @@ type Holding struct {
 // Held says whether a paced action waits this cycle, and why: a silence
 // or quiet hours (it stays pending; nothing is dropped), the channel's
 // Retry-After, or the cycle's budget for the channel, spent. overBudget
-// says it is the budget, which watchdogd_slack_rate_limited_total counts.
+// says it is the budget, which the outlet's rate-limit metric counts.
 func Held(h Holding) (held bool, why string, overBudget bool) {
 	if deferred, why := policy.Deferred(h.Episode, h.Silences, h.Quiet, h.Now); deferred {
 		return true, why, false
@@ -35,8 +35,8 @@ func Held(h Holding) (held bool, why string, overBudget bool) {
 	case h.GateErr != nil:
 		return true, "channel gate unreadable", false
 	case h.Now.Before(h.Gate):
-		return true, "Slack asked to wait (Retry-After)", false
-	case h.Sent >= h.Budget:
+		return true, "the channel asked to wait (Retry-After)", false
+	case h.Budget > 0 && h.Sent >= h.Budget:
 		return true, "per-cycle budget spent", true
 	}
 	return false, "", false

@@ -56,7 +56,7 @@ func TestHeld(t *testing.T) {
 			held: true, why: "channel gate unreadable"},
 		{name: "a channel closed by Retry-After holds it",
 			h:    Holding{Gate: noon.Add(time.Second), Budget: 20},
-			held: true, why: "Slack asked to wait (Retry-After)"},
+			held: true, why: "the channel asked to wait (Retry-After)"},
 		{name: "a gate that has just opened does not",
 			h: Holding{Gate: noon, Budget: 20}},
 		{name: "the budget spent holds it, counted as rate limited",
@@ -64,6 +64,8 @@ func TestHeld(t *testing.T) {
 			held: true, why: "per-cycle budget spent", overBudget: true},
 		{name: "one left in the budget: sent",
 			h: Holding{Sent: 19, Budget: 20}},
+		{name: "an outlet without a budget is never held by count",
+			h: Holding{Sent: 1000}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -39,9 +39,7 @@ type Deliverer struct {
 	Holder string
 	// ClaimTTL is when another process may take a claim over.
 	ClaimTTL time.Duration
-	// Budget is how many actions a paced channel takes per cycle.
-	Budget int
-	Quiet  *model.QuietHours
+	Quiet    *model.QuietHours
 	// MayAct, when set, is asked before each delivery: a replica that lost
 	// the leader lease stops acting mid-cycle.
 	MayAct func() bool
@@ -84,9 +82,14 @@ func (d *Deliverer) count(r *run, a model.Action, result model.Result) {
 }
 
 // held says whether a paced action waits this cycle, without claiming it.
+// A silence or quiet hours hold it before the channel's gate is read.
 func (d *Deliverer) held(ctx context.Context, r *run, due model.Due) (bool, string) {
-	if e, ok := d.Outlets[due.Kind]; !ok || !e.Paced {
+	e, ok := d.Outlets[due.Kind]
+	if !ok || !e.Paced {
 		return false, ""
+	}
+	if deferred, why := policy.Deferred(due.Episode, r.silences, d.Quiet, d.Now()); deferred {
+		return true, why
 	}
 	gate, ok := r.gates[due.Channel]
 	var gateErr error
@@ -96,11 +99,20 @@ func (d *Deliverer) held(ctx context.Context, r *run, due model.Due) (bool, stri
 		}
 	}
 	held, why, overBudget := Held(Holding{Episode: due.Episode, Silences: r.silences, Quiet: d.Quiet, Gate: gate, GateErr: gateErr,
-		Sent: r.sent[due.Channel], Budget: d.Budget, Now: d.Now()})
-	if overBudget {
-		d.Metrics.SlackRateLimited.Inc()
+		Sent: r.sent[due.Channel], Budget: budget(e), Now: d.Now()})
+	if overBudget && e.RateLimited != nil {
+		e.RateLimited()
 	}
 	return held, why
+}
+
+// budget is how many actions an entry's channel takes this cycle (0: no
+// bound).
+func budget(e Entry) int {
+	if e.Budget == nil {
+		return 0
+	}
+	return e.Budget()
 }
 
 func (d *Deliverer) one(ctx context.Context, r *run, due model.Due) {
@@ -187,7 +199,7 @@ func (d *Deliverer) attempt(ctx context.Context, r *run, cl model.Claim, e model
 	if !ok {
 		return model.Outcome{State: model.StateFailed, Error: fmt.Sprintf("nothing delivers %s actions now (was the config changed?)", a.Kind)}
 	}
-	at := Attempt{Action: a, Episode: e, MayHaveLanded: cl.Takeover || a.Uncertain, Now: now}
+	at := Attempt{Action: a, Episode: e, MayHaveLanded: cl.Takeover || a.Uncertain, Now: now, Log: log}
 	if a.ParentKey != "" {
 		p, err := d.Store.Action(ctx, a.ParentKey)
 		if err != nil {
@@ -227,11 +239,13 @@ func (d *Deliverer) attempt(ctx context.Context, r *run, cl model.Claim, e model
 	}
 	s := entry.Outlet.Send(ctx, at)
 	if s.Outcome == nil && s.Verdict.RateLimited && entry.Paced {
-		d.Metrics.SlackRateLimited.Inc()
+		if entry.RateLimited != nil {
+			entry.RateLimited()
+		}
 		until := now.Add(max(s.Verdict.After, time.Second))
 		r.gates[a.Channel] = until
 		if err := d.Store.CloseGate(ctx, a.Channel, until); err != nil {
-			log.Error("record Slack's Retry-After", zap.Error(err))
+			log.Error("record the channel's Retry-After", zap.Error(err))
 		}
 	}
 	return Settle(a, s, now)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/scan"
+	"go.uber.org/zap"
 )
 
 // Outlet delivers one kind of action. Render runs when the action is
@@ -44,10 +45,11 @@ type Finder interface {
 // Previewer is an Outlet that can say, for a terminal, what an action
 // would do (`watchdogd demo`, `run --dry-run`): where it goes and what it
 // says, escaped for the terminal (a message carries what agents wrote).
-// inThread says a reply goes in its first message's thread. The console
-// shows an outlet that is not one by its action kind and frozen text.
+// parent names the first message a reply goes under or an edit changes,
+// "" when there is none. The console shows an outlet that is not one by
+// its action kind and frozen text.
 type Previewer interface {
-	Preview(a model.Action, e model.Episode, inThread bool) (string, error)
+	Preview(a model.Action, e model.Episode, parent string) (string, error)
 }
 
 // Rendering is what an action is rendered from.
@@ -82,6 +84,18 @@ type Attempt struct {
 	// entry is not fenced.
 	Current *scan.Finding
 	Now     time.Time
+	// Log is the protocol's logger for this action: its lines carry the
+	// action's key, kind, session and turn.
+	Log *zap.Logger
+}
+
+// Logger is at.Log, or one that discards when there is none (an attempt
+// built by hand).
+func (at Attempt) Logger() *zap.Logger {
+	if at.Log == nil {
+		return zap.NewNop()
+	}
+	return at.Log
 }
 
 // Sent is how an attempt went, as the outlet says.
@@ -134,10 +148,15 @@ func released(a model.Action, next time.Time, why string) model.Outcome {
 // actions.
 type Entry struct {
 	Outlet Outlet
-	// Paced: silences and quiet hours hold its actions, a per-channel
-	// budget bounds them per cycle, and a channel's Retry-After closes
-	// the channel to them (Slack).
+	// Paced: silences and quiet hours hold its actions, and a channel's
+	// Retry-After closes the channel to them (Slack).
 	Paced bool
+	// Budget, when set, bounds a paced outlet's actions per channel per
+	// cycle (slack.max_messages_per_cycle), read as each cycle delivers.
+	Budget func() int
+	// RateLimited, when set, hears of each rate-limit answer and each
+	// action the budget holds back: a metric.
+	RateLimited func()
 	// Fenced: right before each attempt the protocol re-reads kandev and
 	// supersedes the action when its finding no longer holds or its
 	// episode resolved. An outlet that fences itself (a cancel whose

@@ -27,9 +27,8 @@ CREATE TABLE task_session_messages (
 
 // indexes are kandev's secondary indexes, the same on both dialects: those
 // of its task store's schema, then those its analytics store creates, on
-// whichever database kandev runs, every time kandev starts
-// (apps/backend/internal/analytics/repository/sqlite/repository.go,
-// ensureStatsIndexes), on the columns modelled here. A kandev database that
+// whichever database kandev runs, every time kandev starts (its analytics
+// repository's ensureStatsIndexes), on the columns modelled here. A kandev database that
 // has been opened by kandev once has both. The analytics store's turn index
 // is the one kandev index holding completed_at, which D1's first key reads
 // on every turn of an active session.

@@ -15,11 +15,9 @@ import (
 	"github.com/watchdogd/watchdogd/internal/term"
 )
 
-// Outlet writes log actions to Log. Register it for model.ActionLog
-// (fenced).
-type Outlet struct {
-	Log *zap.Logger
-}
+// Outlet writes log actions to the protocol's log, with the action's key,
+// kind, session and turn. Register it for model.ActionLog (fenced).
+type Outlet struct{}
 
 // Render freezes the line: the finding in words, its task, session and age.
 func (o *Outlet) Render(r deliver.Rendering) (string, error) {
@@ -28,14 +26,12 @@ func (o *Outlet) Render(r deliver.Rendering) (string, error) {
 
 // Send writes the line.
 func (o *Outlet) Send(_ context.Context, at deliver.Attempt) deliver.Sent {
-	o.Log.Warn("watchdogd finding", zap.String("key", at.Action.Key), zap.String("kind", string(at.Episode.Kind)),
-		zap.String("session_id", at.Episode.SessionID), zap.String("text", deliver.DecodeText(at.Action.Body)),
-		zap.String("task_id", at.Episode.TaskID))
+	at.Logger().Warn("watchdogd finding", zap.String("text", deliver.DecodeText(at.Action.Body)), zap.String("task_id", at.Episode.TaskID))
 	return deliver.Delivered("", "")
 }
 
 // Preview is the line, escaped for a terminal.
-func (o *Outlet) Preview(a model.Action, _ model.Episode, _ bool) (string, error) {
+func (o *Outlet) Preview(a model.Action, _ model.Episode, _ string) (string, error) {
 	return "→ log: " + term.EscapeLines(deliver.DecodeText(a.Body)), nil
 }
 

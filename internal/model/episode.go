@@ -65,10 +65,6 @@ type Action struct {
 	Conflicts     int
 }
 
-// IsSlack reports whether the action talks to Slack (silences and quiet
-// hours defer those).
-func (a Action) IsSlack() bool { return a.Kind == ActionSlack || a.Kind == ActionSlackUpdate }
-
 // Terminal reports whether the action is settled for good.
 func (a Action) Terminal() bool {
 	return a.State == StateDelivered || a.State == StateFailed || a.State == StateSuperseded

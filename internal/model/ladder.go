@@ -50,6 +50,9 @@ func DefaultPolicy(kind Kind) Policy {
 	case KindMultipleOpenTurns:
 		p.Steps = []Step{{Action: ActionLog}}
 	}
+	if !kind.Known() { // an episode a newer watchdogd opened: recorded, no more
+		p.Steps = []Step{{Action: ActionLog}}
+	}
 	return p
 }
 

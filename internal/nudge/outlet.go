@@ -40,7 +40,7 @@ func (o *Outlet) Render(r deliver.Rendering) (string, error) { return deliver.En
 
 // Preview says what a nudge would do in kandev — the cancel of a
 // cancel_and_nudge, then the message — escaped for a terminal.
-func (o *Outlet) Preview(a model.Action, e model.Episode, _ bool) (string, error) {
+func (o *Outlet) Preview(a model.Action, e model.Episode, _ string) (string, error) {
 	var b strings.Builder
 	if a.Kind == model.ActionCancelAndNudge {
 		fmt.Fprintf(&b, "→ kandev agent.cancel of session %s\n", term.Escape(e.SessionID))

@@ -2,7 +2,7 @@
 // decision here is a pure function of (ledger state, findings, config, now):
 // which episodes open, refresh or resolve, which step of an escalation
 // ladder is due, where a message goes, and whether a silence or quiet hours
-// defer it. I/O stays in internal/app.
+// defer it. I/O stays with the callers (internal/cycle, the commands).
 package policy
 
 import (

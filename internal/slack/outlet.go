@@ -17,7 +17,12 @@ import (
 // finding cleared).
 type Outlet struct {
 	Client *Client
-	Log    *zap.Logger
+	// Budget is how many actions a channel takes per cycle
+	// (slack.max_messages_per_cycle), read as each cycle delivers.
+	Budget func() int
+	// RateLimited, when set, hears of each 429 and each action the budget
+	// holds back (watchdogd_slack_rate_limited_total).
+	RateLimited func()
 }
 
 // Render freezes the Slack message an action sends: a step's post or
@@ -93,7 +98,7 @@ func (o *Outlet) Send(ctx context.Context, at deliver.Attempt) deliver.Sent {
 		if err != nil {
 			return failed(err)
 		}
-		o.Log.Info("the first message may not be edited; said it cleared in its thread", zap.String("key", a.Key),
+		at.Logger().Info("the first message may not be edited; said it cleared in its thread",
 			zap.String("slack_error", v.Code), zap.String("slack_ts", ts))
 		return deliver.Delivered(p.ResultChannel, ts)
 	}
@@ -124,3 +129,25 @@ func threadOf(parent *model.Action) string {
 
 // failed reports a Slack error with its verdict.
 func failed(err error) deliver.Sent { return deliver.Error(err, Classify(err).Deliver()) }
+
+// Unconfigured stands for Slack when the config has no slack: block: an
+// action decided for Slack before the block was removed renders as it
+// would, and fails when sent, saying why (a resolve edit of a message that
+// never went out is superseded: there is nothing to edit).
+type Unconfigured struct{}
+
+// Render renders as Outlet does.
+func (Unconfigured) Render(r deliver.Rendering) (string, error) { return (&Outlet{}).Render(r) }
+
+// Preview previews as Outlet does.
+func (Unconfigured) Preview(a model.Action, e model.Episode, parent string) (string, error) {
+	return (&Outlet{}).Preview(a, e, parent)
+}
+
+// Send fails: there is no Slack to send to.
+func (Unconfigured) Send(_ context.Context, at deliver.Attempt) deliver.Sent {
+	if at.Action.Kind == model.ActionSlackUpdate && at.Parent == nil {
+		return deliver.Superseded("the first message was never sent")
+	}
+	return deliver.Failed("Slack is not configured any more")
+}

@@ -7,10 +7,10 @@ import (
 	"github.com/watchdogd/watchdogd/internal/term"
 )
 
-// Preview says where a Slack action goes (a top-level post, a thread reply
-// or the edit of the first message) and the message as Slack would show
-// it, as plain text escaped for a terminal.
-func (o *Outlet) Preview(a model.Action, _ model.Episode, inThread bool) (string, error) {
+// Preview says where a Slack action goes (a top-level post, a reply in
+// parent's thread, or the edit of parent) and the message as Slack would
+// show it, as plain text escaped for a terminal.
+func (o *Outlet) Preview(a model.Action, _ model.Episode, parent string) (string, error) {
 	m, err := DecodeMessage(a.Body)
 	if err != nil {
 		return "", err
@@ -18,8 +18,8 @@ func (o *Outlet) Preview(a model.Action, _ model.Episode, inThread bool) (string
 	where := "→ Slack " + term.Escape(a.Channel)
 	switch {
 	case a.Kind == model.ActionSlackUpdate:
-		where = "✎ Slack " + term.Escape(a.Channel) + ", edit of the first message"
-	case inThread:
+		where = "✎ Slack " + term.Escape(a.Channel) + ", edit of " + term.Escape(parent)
+	case parent != "":
 		where += " (thread reply)"
 	}
 	return fmt.Sprintf("%s:\n%s", where, term.Indent(term.EscapeLines(PlainText(m)))), nil
