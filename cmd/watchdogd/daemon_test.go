@@ -155,7 +155,7 @@ func (d *daemonProc) metric(t *testing.T, name string) float64 {
 	return v
 }
 
-// allMetrics are DESIGN §8's metrics, and those added since.
+// allMetrics are every metric watchdogd exports.
 var allMetrics = []string{
 	"watchdogd_build_info", "watchdogd_scans_total", "watchdogd_scan_duration_seconds", "watchdogd_last_successful_scan_timestamp_seconds",
 	"watchdogd_sessions_scanned", "watchdogd_findings", "watchdogd_oldest_finding_age_seconds", "watchdogd_episodes_open",

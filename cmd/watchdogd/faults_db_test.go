@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
 	"github.com/watchdogd/watchdogd/internal/pgtest"
 )
 
@@ -45,7 +45,7 @@ func TestFaultKandevPostgresOutage(t *testing.T) {
 	srv, dsn := pgDatabase(t, "kandev")
 	ds := world(time.Now())
 	lateQuestion(&ds, "sess-late", *outage/2+5*time.Second)
-	db, err := kandevtest.CreatePostgres(ctx, dsn, kandevtest.Options{})
+	db, err := kandevdb.CreatePostgres(ctx, dsn, kandevdb.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestFaultKandevPostgresOutage(t *testing.T) {
 	}
 	_ = db.Close()
 	extra, base := daemonConfig(t, "")
-	e := newEnv(t, kandevtest.Dataset{}, "sqlite", extra)
+	e := newEnv(t, kandevdb.Dataset{}, "sqlite", extra)
 	e.slack.SetFault(nil)
 	// kandev's database is the PostgreSQL one, from the environment.
 	e.vars["extra"] = extra

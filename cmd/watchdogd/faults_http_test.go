@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
 )
 
 // procStatus reads one "kB" field (VmRSS, VmHWM) of a process's
@@ -192,7 +192,7 @@ func heldConnections(t *testing.T, c heldCase) {
 func TestFaultFindingsUnderLoad(t *testing.T) {
 	const sessions = 3200
 	now := time.Now()
-	b := kandevtest.NewBuilder(now)
+	b := kandevdb.NewBuilder(now)
 	for i := range sessions {
 		s := b.Session(fmt.Sprintf("s%05d", i), fmt.Sprintf("Fix the login redirect, part %d", i), "ws-web", "RUNNING", time.Hour, "")
 		s.Turn(fmt.Sprintf("turn-%05d", i), 40*time.Minute, -1, "").Agent("tool_call", 30*time.Minute)

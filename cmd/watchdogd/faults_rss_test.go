@@ -19,7 +19,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
 
@@ -31,12 +32,12 @@ const maxScanRSS = 64 << 20
 // bigValues is one session whose agent wrote huge values: a 1 MiB task
 // title, a 10 MiB question prompt (in the row's content and its
 // metadata), and 300 options of 4 KiB labels and descriptions.
-func bigValues(now time.Time) kandevtest.Dataset {
-	b := kandevtest.NewBuilder(now)
+func bigValues(now time.Time) kandevdb.Dataset {
+	b := kandevdb.NewBuilder(now)
 	s := b.Session("sess-big", "Big title "+strings.Repeat("t", 1<<20), "ws-web", "WAITING_FOR_INPUT", time.Hour, "")
-	opts := make([]kandevtest.QuestionOpt, 300)
+	opts := make([]kandevdb.QuestionOpt, 300)
 	for i := range opts {
-		opts[i] = kandevtest.QuestionOpt{ID: fmt.Sprint(i), Label: fmt.Sprintf("option %d ", i) + strings.Repeat("l", 4<<10),
+		opts[i] = kandevdb.QuestionOpt{ID: fmt.Sprint(i), Label: fmt.Sprintf("option %d ", i) + strings.Repeat("l", 4<<10),
 			Description: strings.Repeat("d", 4<<10)}
 	}
 	s.Turn("turn-big", 50*time.Minute, -1, "").Clarification("p-big", "q-big", "", "Which one? "+strings.Repeat("p", 10<<20), opts, "", 30*time.Minute, nil)
@@ -92,7 +93,7 @@ func scanRSS(t *testing.T, maxrss, url string) (scan.Report, int64) {
 func TestFaultBigValuesRSS(t *testing.T) {
 	ctx := context.Background()
 	ds := bigValues(time.Now())
-	lite, err := kandevtest.CreateSQLite(filepath.Join(t.TempDir(), "kandev.db"), kandevtest.Options{})
+	lite, err := kandevdb.CreateSQLite(filepath.Join(t.TempDir(), "kandev.db"), kandevdb.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +105,7 @@ func TestFaultBigValuesRSS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pgdb, err := kandevtest.CreatePostgres(ctx, dsn, kandevtest.Options{})
+	pgdb, err := kandevdb.CreatePostgres(ctx, dsn, kandevdb.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func TestFaultBigValuesRSS(t *testing.T) {
 		figures = append(figures, fmt.Sprintf("%s %.1f MiB", db.name, float64(rss)/(1<<20)))
 		var q *scan.Finding
 		for i, f := range rep.Findings {
-			if f.Kind == scan.KindUnansweredClarification {
+			if f.Kind == model.KindUnansweredClarification {
 				q = &rep.Findings[i]
 			}
 		}

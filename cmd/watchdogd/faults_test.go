@@ -22,7 +22,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
 	"github.com/watchdogd/watchdogd/internal/slacktest"
 )
 
@@ -39,8 +39,8 @@ func figure(t *testing.T, format string, args ...any) {
 
 // lateQuestion adds a session whose question comes due `in` from now
 // (clarification_after is 15m).
-func lateQuestion(ds *kandevtest.Dataset, id string, in time.Duration) {
-	b := kandevtest.NewBuilder(time.Now())
+func lateQuestion(ds *kandevdb.Dataset, id string, in time.Duration) {
+	b := kandevdb.NewBuilder(time.Now())
 	s := b.Session(id, "Late question "+id, "ws-web", "WAITING_FOR_INPUT", time.Hour, "")
 	s.Turn("turn-"+id, 40*time.Minute, -1, "").Clarification("p-"+id, "q1", "Due later", "Which one?", nil, "", 15*time.Minute-in, nil)
 	ds.Append(b.DS)
@@ -251,18 +251,18 @@ func TestFaultSIGKILL(t *testing.T) {
 // says so in Slack and in the ledger, kandev's tables are intact.
 func TestFaultHostileData(t *testing.T) {
 	now := time.Now()
-	b := kandevtest.NewBuilder(now)
+	b := kandevdb.NewBuilder(now)
 	evil := `<!channel> *bold* <script>alert("x")</script> "quotes" 'single' & <https://evil.example|click>`
 	s := b.Session(`sess'; DROP TABLE tasks;--`, evil+" "+strings.Repeat("t", 1<<20), `ws"; DELETE FROM task_sessions;--`, "WAITING_FOR_INPUT", time.Hour, "")
 	tb := s.Turn(`turn"'; --`, 50*time.Minute, -1, "")
-	opts := []kandevtest.QuestionOpt{{ID: "a", Label: evil + strings.Repeat("l", 1<<20), Description: evil + strings.Repeat("d", 1<<20)}}
+	opts := []kandevdb.QuestionOpt{{ID: "a", Label: evil + strings.Repeat("l", 1<<20), Description: evil + strings.Repeat("d", 1<<20)}}
 	for i := range 200 {
-		opts = append(opts, kandevtest.QuestionOpt{ID: fmt.Sprint(i), Label: evil, Description: evil})
+		opts = append(opts, kandevdb.QuestionOpt{ID: fmt.Sprint(i), Label: evil, Description: evil})
 	}
 	tb.Clarification(`p'";--`, `q<!here>`, evil, evil+" "+strings.Repeat("long ", 2<<20), opts, "", 30*time.Minute, nil)
 	ctx := context.Background()
 	_, dsn := pgDatabase(t, "hostile")
-	pgdb, err := kandevtest.CreatePostgres(ctx, dsn, kandevtest.Options{})
+	pgdb, err := kandevdb.CreatePostgres(ctx, dsn, kandevdb.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,15 +11,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
 
 // fieldDataset holds situations seen on a running kandev (its own server
 // and mock agent), with rows shaped as kandev writes them. want maps each
 // session to the findings `watchdogd scan` must report for it.
-func fieldDataset(now time.Time) (kandevtest.Dataset, map[string]string) {
-	b := kandevtest.NewBuilder(now)
+func fieldDataset(now time.Time) (kandevdb.Dataset, map[string]string) {
+	b := kandevdb.NewBuilder(now)
 	m := time.Minute
 	want := map[string]string{}
 
@@ -90,7 +90,7 @@ func fieldDataset(now time.Time) (kandevtest.Dataset, map[string]string) {
 func TestFieldKandevSituations(t *testing.T) {
 	ctx := context.Background()
 	ds, want := fieldDataset(demoNow)
-	lite, err := kandevtest.CreateSQLite(filepath.Join(t.TempDir(), "kandev.db"), kandevtest.Options{})
+	lite, err := kandevdb.CreateSQLite(filepath.Join(t.TempDir(), "kandev.db"), kandevdb.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestFieldKandevSituations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pgdb, err := kandevtest.CreatePostgres(ctx, dsn, kandevtest.Options{})
+	pgdb, err := kandevdb.CreatePostgres(ctx, dsn, kandevdb.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestFieldKandevSituations(t *testing.T) {
 		}
 		got := map[string][]string{}
 		for _, f := range rep.Findings {
-			got[f.SessionID] = append(got[f.SessionID], f.Kind)
+			got[f.SessionID] = append(got[f.SessionID], string(f.Kind))
 		}
 		for session, kind := range want {
 			sort.Strings(got[session])
@@ -143,7 +143,7 @@ func TestFieldKandevSituations(t *testing.T) {
 // that expired in kandev clear with those words — in the Slack edit, the
 // ledger, and `episodes show` — not as "answered".
 func TestClearedSaysWhatKandevRecorded(t *testing.T) {
-	b := kandevtest.NewBuilder(time.Now())
+	b := kandevdb.NewBuilder(time.Now())
 	s := b.Session("sess-q", "Pick a driver", "ws-web", "WAITING_FOR_INPUT", time.Hour, "")
 	s.Turn("turn-q", 40*time.Minute, -1, "").Agent("tool_call", 35*time.Minute).
 		Clarification("p1", "q1", "Driver choice", "Pick A or B?", nil, "pending", 20*time.Minute, nil)
@@ -158,7 +158,7 @@ func TestClearedSaysWhatKandevRecorded(t *testing.T) {
 	db := e.kandev.DB()
 	if _, err := db.Exec(`UPDATE task_session_messages SET metadata = json_set(metadata, '$.status', 'rejected') WHERE type = 'clarification_request';
 		UPDATE task_session_messages SET metadata = json_set(metadata, '$.status', 'expired') WHERE type = 'permission_request';
-		UPDATE task_session_messages SET updated_at = ? WHERE turn_id = 'turn-p' AND type = 'tool_call'`, kandevtest.TS(time.Now())); err != nil {
+		UPDATE task_session_messages SET updated_at = ? WHERE turn_id = 'turn-p' AND type = 'tool_call'`, kandevdb.TS(time.Now())); err != nil {
 		t.Fatal(err)
 	}
 	e.once()

@@ -5,12 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
-	"time"
-
-	"github.com/watchdogd/watchdogd/internal/app"
 )
 
 const usage = `Usage: watchdogd <command> [flags]
@@ -28,60 +24,95 @@ Commands:
 Run "watchdogd <command> -h" for a command's flags.
 `
 
-// parseArgs turns the command line into app.Options. On a usage problem it
+// parsed is a command line: the command with its flags and arguments
+// parsed, and its name as the user wrote it ("episodes show").
+type parsed struct {
+	name string // the command, without its subcommand: how run errors are prefixed
+	cmd  command
+}
+
+// newCommand is the command a name (and a subcommand) stands for; nil for
+// an unknown one.
+func newCommand(name, sub string) command {
+	switch name + " " + sub {
+	case "scan ":
+		return &scanCmd{}
+	case "run ":
+		return &runCmd{}
+	case "demo ":
+		return &demoCmd{}
+	case "check-config ":
+		return &checkConfigCmd{}
+	case "notify-test ":
+		return &notifyTestCmd{}
+	case "version ":
+		return &versionCmd{}
+	case "silence add":
+		return &silenceAddCmd{}
+	case "silence list":
+		return &silenceListCmd{}
+	case "silence expire":
+		return &silenceExpireCmd{}
+	case "episodes list":
+		return &episodesListCmd{}
+	case "episodes show":
+		return &episodesShowCmd{}
+	case "episodes resolve":
+		return &episodesResolveCmd{}
+	case "episodes retry":
+		return &episodesRetryCmd{}
+	}
+	return nil
+}
+
+// parseArgs turns the command line into a command. On a usage problem it
 // prints one line (or the help that was asked for) and returns ok=false with
 // the exit code.
-func parseArgs(args []string, stdout, stderr io.Writer) (app.Options, int, bool) {
-	opts := app.Options{Stdout: stdout, Stderr: stderr, Output: "table"}
+func parseArgs(args []string, stdout, stderr io.Writer) (parsed, int, bool) {
+	var p parsed
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
-		return opts, app.ExitUsage, false
+		return p, exitUsage, false
 	}
 	if isHelp(args[0]) {
 		fmt.Fprint(stdout, usage)
-		return opts, app.ExitOK, false
+		return p, exitOK, false
 	}
-	opts.Command = args[0]
-	if opts.Command == "--version" || opts.Command == "-version" {
-		opts.Command = "version" // as Prometheus's tools spell it
+	p.name = args[0]
+	if p.name == "--version" || p.name == "-version" {
+		p.name = "version" // as Prometheus's tools spell it
 	}
-	rest := args[1:]
-	if subs := subcommands(opts.Command); subs != "" {
-		if code, ok := takeSub(&opts, rest, subs, stdout, stderr); !ok {
-			return opts, code, false
+	rest, sub := args[1:], ""
+	if subs := subcommands(p.name); subs != "" {
+		code, ok := takeSub(p.name, rest, subs, stdout, stderr)
+		if !ok {
+			return p, code, false
 		}
-		rest = rest[1:]
+		sub, rest = rest[0], rest[1:]
 	}
-	fs := flag.NewFlagSet(strings.TrimSpace("watchdogd "+opts.Command+" "+opts.Sub), flag.ContinueOnError)
+	if p.cmd = newCommand(p.name, sub); p.cmd == nil {
+		fmt.Fprintf(stderr, "watchdogd: unknown command %q (see watchdogd -h)\n", p.name)
+		return p, exitUsage, false
+	}
+	fs := flag.NewFlagSet(strings.TrimSpace("watchdogd "+p.name+" "+sub), flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	var now string
-	if !defineFlags(fs, &opts, &now) {
-		fmt.Fprintf(stderr, "watchdogd: unknown command %q (see watchdogd -h)\n", opts.Command)
-		return opts, app.ExitUsage, false
-	}
-	args, err := parseInterspersed(fs, rest)
+	p.cmd.flags(fs)
+	pos, err := parseInterspersed(fs, rest)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stdout, "Usage of %s:\n", fs.Name())
 			fs.SetOutput(stdout)
 			fs.PrintDefaults()
-			return opts, app.ExitOK, false
+			return p, exitOK, false
 		}
 		fmt.Fprintf(stderr, "%s: %v (see %s -h)\n", fs.Name(), err, fs.Name())
-		return opts, app.ExitUsage, false
+		return p, exitUsage, false
 	}
-	if !positional(args, &opts, stderr) {
-		return opts, app.ExitUsage, false
+	if err := p.cmd.args(pos); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
+		return p, exitUsage, false
 	}
-	if now != "" {
-		t, err := time.Parse(time.RFC3339Nano, now)
-		if err != nil {
-			fmt.Fprintf(stderr, "watchdogd %s: --now %q is not an RFC 3339 time\n", opts.Command, now)
-			return opts, app.ExitUsage, false
-		}
-		opts.Now = t
-	}
-	return opts, 0, true
+	return p, 0, true
 }
 
 func isHelp(arg string) bool {
@@ -100,22 +131,21 @@ func subcommands(command string) string {
 	return ""
 }
 
-// takeSub sets opts.Sub from rest[0], or prints the command's help or one
-// usage line.
-func takeSub(opts *app.Options, rest []string, subs string, stdout, stderr io.Writer) (int, bool) {
-	name := "watchdogd " + opts.Command
+// takeSub checks that rest starts with one of the command's subcommands, or
+// prints the command's help or one usage line.
+func takeSub(command string, rest []string, subs string, stdout, stderr io.Writer) (int, bool) {
+	name := "watchdogd " + command
 	switch {
 	case len(rest) > 0 && isHelp(rest[0]):
-		fmt.Fprint(stdout, subUsage(opts.Command))
-		return app.ExitOK, false
+		fmt.Fprint(stdout, subUsage(command))
+		return exitOK, false
 	case len(rest) == 0 || strings.HasPrefix(rest[0], "-"):
 		fmt.Fprintf(stderr, "%s: missing subcommand, one of %s (see %s -h)\n", name, subs, name)
-		return app.ExitUsage, false
+		return exitUsage, false
 	case !slices.Contains(strings.Split(subs, "|"), rest[0]):
 		fmt.Fprintf(stderr, "%s: unknown subcommand %q, want one of %s (see %s -h)\n", name, rest[0], subs, name)
-		return app.ExitUsage, false
+		return exitUsage, false
 	}
-	opts.Sub = rest[0]
 	return 0, true
 }
 
@@ -162,72 +192,19 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// defineFlags declares the command's flags on fs; false for an unknown
-// command.
-func defineFlags(fs *flag.FlagSet, opts *app.Options, now *string) bool {
-	switch opts.Command {
-	case "scan":
-		fs.StringVar(&opts.ConfigFile, "config", "", "config file (YAML)")
-		fs.StringVar(&opts.DatabaseURL, "database-url", "", "kandev's database: sqlite:///abs/path.db, sqlite://rel.db or postgres://…")
-		fs.StringVar(now, "now", "", "measure ages at this RFC 3339 instant instead of the clock")
-		fs.StringVar(&opts.Output, "output", "table", "table or json")
-	case "run":
-		fs.StringVar(&opts.ConfigFile, "config", "", "config file (YAML)")
-		fs.StringVar(&opts.DatabaseURL, "database-url", "", "kandev's database (overrides the config and WATCHDOGD_DATABASE_URL)")
-		fs.BoolVar(&opts.Once, "once", false, "run one cycle and exit")
-		fs.BoolVar(&opts.DryRun, "dry-run", false, "decide and print, but write and send nothing (implies --once)")
-	case "demo":
-		fs.StringVar(&opts.ConfigFile, "config", "", "config file (YAML)")
-		fs.StringVar(&opts.Output, "output", "table", "table or json")
-	case "check-config":
-	case "silence":
-		fs.StringVar(&opts.ConfigFile, "config", "", "config file (YAML): its state.url is the ledger")
-		switch opts.Sub {
-		case "add":
-			fs.Func("match", "key=value to match (workspace_id, task_id, session_id, kind); repeatable", func(v string) error {
-				opts.Match = append(opts.Match, v)
-				return nil
-			})
-			fs.DurationVar(&opts.For, "for", 0, "how long the silence lasts (like 2h)")
-			fs.StringVar(&opts.Comment, "comment", "", "why (required)")
-			fs.StringVar(&opts.Author, "author", os.Getenv("USER"), "who")
-		case "list":
-			fs.BoolVar(&opts.All, "all", false, "list expired silences too")
-		}
-	case "episodes":
-		fs.StringVar(&opts.ConfigFile, "config", "", "config file (YAML): its state.url is the ledger")
-		if opts.Sub == "list" {
-			fs.BoolVar(&opts.Open, "open", false, "list open episodes only")
-			fs.IntVar(&opts.Limit, "limit", 500, "list at most this many, newest first (0: all)")
-		}
-	case "notify-test":
-		fs.StringVar(&opts.ConfigFile, "config", "", "config file (YAML)")
-		fs.StringVar(&opts.Workspace, "workspace", "", "route as an episode of this workspace would be")
-	case "version":
-	default:
-		return false
+// unexpected refuses positional arguments where none is taken.
+func unexpected(pos []string) error {
+	if len(pos) > 0 {
+		return usageError(fmt.Sprintf("unexpected argument %q", strings.Join(pos, " ")))
 	}
-	return true
+	return nil
 }
 
-// positional takes the command's arguments after its flags: check-config's
-// files, the one ID of silence expire and episodes resolve/show, or the
-// optional one of episodes retry; any other command takes none.
-func positional(args []string, opts *app.Options, stderr io.Writer) bool {
-	switch {
-	case opts.Command == "check-config":
-		opts.Files = args
-	case opts.Command == "episodes" && opts.Sub == "retry" && len(args) <= 1:
-		opts.ID = strings.Join(args, "")
-	case opts.Command == "silence" && opts.Sub == "expire", opts.Command == "episodes" && (opts.Sub == "resolve" || opts.Sub == "show"):
-		if len(args) != 1 {
-			fmt.Fprintf(stderr, "watchdogd %s %s: want exactly one ID, got %d\n", opts.Command, opts.Sub, len(args))
-			return false
-		}
-		opts.ID = args[0]
-	case len(args) > 0:
-		fmt.Fprintf(stderr, "watchdogd %s: unexpected argument %q\n", strings.TrimSpace(opts.Command+" "+opts.Sub), strings.Join(args, " "))
-		return false
+// oneID takes the one ID a command acts on.
+func oneID(pos []string, id *string) error {
+	if len(pos) != 1 {
+		return usageError(fmt.Sprintf("want exactly one ID, got %d", len(pos)))
 	}
-	return true
+	*id = pos[0]
+	return nil
 }

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"strings"
 	"testing"
-
-	"github.com/watchdogd/watchdogd/internal/app"
 )
 
 // TestParseArgs: what each command line becomes, and the one line (or the
@@ -18,55 +16,67 @@ func TestParseArgs(t *testing.T) {
 		ok     bool // parsed: the command runs
 		stdout string
 		stderr string
-		check  func(app.Options) bool
+		check  func(parsed) bool
 	}{
 		{name: "flags after the ID, as people type them", args: "episodes show ep-1 --config w.yaml", ok: true,
-			check: func(o app.Options) bool { return o.Sub == "show" && o.ID == "ep-1" && o.ConfigFile == "w.yaml" }},
+			check: func(p parsed) bool {
+				c, ok := p.cmd.(*episodesShowCmd)
+				return ok && c.id == "ep-1" && c.config == "w.yaml"
+			}},
 		{name: "flags before the ID", args: "silence expire --config w.yaml s-1", ok: true,
-			check: func(o app.Options) bool { return o.Sub == "expire" && o.ID == "s-1" && o.ConfigFile == "w.yaml" }},
+			check: func(p parsed) bool {
+				c, ok := p.cmd.(*silenceExpireCmd)
+				return ok && c.id == "s-1" && c.config == "w.yaml"
+			}},
 		{name: "after -- an ID may start with a dash", args: "episodes resolve --config w.yaml -- -odd", ok: true,
-			check: func(o app.Options) bool { return o.ID == "-odd" }},
+			check: func(p parsed) bool { c, ok := p.cmd.(*episodesResolveCmd); return ok && c.id == "-odd" }},
 		{name: "repeated --match, flags around nothing positional", args: "silence add --match kind=stalled_turn --for 2h --comment x --match session_id=s1", ok: true,
-			check: func(o app.Options) bool { return len(o.Match) == 2 && o.For.Hours() == 2 && o.Comment == "x" }},
+			check: func(p parsed) bool {
+				c, ok := p.cmd.(*silenceAddCmd)
+				return ok && len(c.match) == 2 && c.forDur.Hours() == 2 && c.comment == "x"
+			}},
 		{name: "episodes list keeps its default limit", args: "episodes list --open", ok: true,
-			check: func(o app.Options) bool { return o.Open && o.Limit == 500 }},
+			check: func(p parsed) bool { c, ok := p.cmd.(*episodesListCmd); return ok && c.open && c.limit == 500 }},
 		// A subcommand that does not exist is a usage error before any
 		// ledger is opened (it used to be noticed only after opening one,
 		// so without a ledger the user was told about the ledger).
-		{name: "unknown subcommand", args: "episodes bogus --config w.yaml", code: app.ExitUsage,
+		{name: "unknown subcommand", args: "episodes bogus --config w.yaml", code: exitUsage,
 			stderr: `watchdogd episodes: unknown subcommand "bogus", want one of list|show|resolve|retry (see watchdogd episodes -h)`},
-		{name: "missing subcommand", args: "silence --config w.yaml", code: app.ExitUsage,
+		{name: "missing subcommand", args: "silence --config w.yaml", code: exitUsage,
 			stderr: "watchdogd silence: missing subcommand, one of add|list|expire (see watchdogd silence -h)"},
-		{name: "a command's help lists its subcommands", args: "episodes -h", code: app.ExitOK,
+		{name: "a command's help lists its subcommands", args: "episodes -h", code: exitOK,
 			stdout: "Usage: watchdogd episodes list|show|resolve|retry [flags]"},
-		{name: "a subcommand's help shows only its flags", args: "silence list -h", code: app.ExitOK,
+		{name: "a subcommand's help shows only its flags", args: "silence list -h", code: exitOK,
 			stdout: "Usage of watchdogd silence list:\n  -all"},
-		{name: "a flag of another subcommand", args: "silence list --for 2h", code: app.ExitUsage,
+		{name: "a flag of another subcommand", args: "silence list --for 2h", code: exitUsage,
 			stderr: "watchdogd silence list: flag provided but not defined: -for (see watchdogd silence list -h)"},
 		{name: "retry takes an ID", args: "episodes retry ep-1 --config w.yaml", ok: true,
-			check: func(o app.Options) bool { return o.Sub == "retry" && o.ID == "ep-1" }},
+			check: func(p parsed) bool { c, ok := p.cmd.(*episodesRetryCmd); return ok && c.id == "ep-1" }},
 		{name: "or none", args: "episodes retry --config w.yaml", ok: true,
-			check: func(o app.Options) bool { return o.Sub == "retry" && o.ID == "" }},
-		{name: "but not two", args: "episodes retry a b", code: app.ExitUsage, stderr: `watchdogd episodes retry: unexpected argument "a b"`},
-		{name: "two IDs", args: "episodes show a b", code: app.ExitUsage, stderr: "watchdogd episodes show: want exactly one ID, got 2"},
-		{name: "an argument where none is taken", args: "episodes list extra", code: app.ExitUsage,
+			check: func(p parsed) bool { c, ok := p.cmd.(*episodesRetryCmd); return ok && c.id == "" }},
+		{name: "but not two", args: "episodes retry a b", code: exitUsage, stderr: `watchdogd episodes retry: unexpected argument "a b"`},
+		{name: "two IDs", args: "episodes show a b", code: exitUsage, stderr: "watchdogd episodes show: want exactly one ID, got 2"},
+		{name: "an argument where none is taken", args: "episodes list extra", code: exitUsage,
 			stderr: `watchdogd episodes list: unexpected argument "extra"`},
-		{name: "unknown flag", args: "scan --bogus", code: app.ExitUsage,
+		{name: "unknown flag", args: "scan --bogus", code: exitUsage,
 			stderr: "watchdogd scan: flag provided but not defined: -bogus (see watchdogd scan -h)"},
 		{name: "--version, as Prometheus's tools take it", args: "--version", ok: true,
-			check: func(o app.Options) bool { return o.Command == "version" }},
+			check: func(p parsed) bool { _, ok := p.cmd.(*versionCmd); return ok && p.name == "version" }},
 		{name: "check-config takes files", args: "check-config a.yaml b.yaml", ok: true,
-			check: func(o app.Options) bool { return len(o.Files) == 2 && o.Files[1] == "b.yaml" }},
+			check: func(p parsed) bool {
+				c, ok := p.cmd.(*checkConfigCmd)
+				return ok && len(c.files) == 2 && c.files[1] == "b.yaml"
+			}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
-			opts, code, ok := parseArgs(strings.Fields(c.args), &out, &errb)
+			p, code, ok := parseArgs(strings.Fields(c.args), &out, &errb)
 			if ok != c.ok || (!ok && code != c.code) {
 				t.Fatalf("ok=%v code=%d, want ok=%v code=%d; stderr %q", ok, code, c.ok, c.code, errb.String())
 			}
-			if c.check != nil && !c.check(opts) {
-				t.Errorf("parsed to %+v", opts)
+			if c.check != nil && !c.check(p) {
+				t.Errorf("parsed to %q %+v", p.name, p.cmd)
 			}
 			if !strings.Contains(out.String(), c.stdout) {
 				t.Errorf("stdout %q, want %q", out.String(), c.stdout)

@@ -13,8 +13,10 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
 	"github.com/watchdogd/watchdogd/internal/kandevtest"
 	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/slacktest"
 )
 
@@ -26,7 +28,7 @@ const kandevToken = "kandev_pat_test-token-do-not-log"
 type env struct {
 	t      *testing.T
 	dir    string
-	kandev *kandevtest.SQLite
+	kandev *kandevdb.SQLite
 	slack  *slacktest.Server
 	ws     *kandevtest.WSServer
 	state  string
@@ -61,11 +63,11 @@ log:
 
 // newEnv builds the world around ds (timestamps relative to now). state is
 // "sqlite" or a PostgreSQL URL.
-func newEnv(t *testing.T, ds kandevtest.Dataset, state string, extra string) *env {
+func newEnv(t *testing.T, ds kandevdb.Dataset, state string, extra string) *env {
 	t.Helper()
 	e := &env{t: t, dir: t.TempDir(), start: time.Now()}
 	var err error
-	if e.kandev, err = kandevtest.CreateSQLite(filepath.Join(e.dir, "kandev.db"), kandevtest.Options{}); err != nil {
+	if e.kandev, err = kandevdb.CreateSQLite(filepath.Join(e.dir, "kandev.db"), kandevdb.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = e.kandev.Close() })
@@ -88,7 +90,7 @@ func newEnv(t *testing.T, ds kandevtest.Dataset, state string, extra string) *en
 // startServers starts a Slack and a kandev WebSocket server for ds, over
 // HTTPS with httptest's certificate when tls is set, and points the config
 // at them.
-func (e *env) startServers(ds kandevtest.Dataset, tls bool) {
+func (e *env) startServers(ds kandevdb.Dataset, tls bool) {
 	states := map[string]string{}
 	for _, s := range ds.Sessions {
 		states[s.ID] = s.State
@@ -154,14 +156,14 @@ func (e *env) ledger() *ledger.Store {
 }
 
 // actions lists every action in the ledger.
-func (e *env) actions() []ledger.Action {
+func (e *env) actions() []model.Action {
 	e.t.Helper()
 	s := e.ledger()
 	eps, err := s.Episodes(context.Background(), false, 10000)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	var out []ledger.Action
+	var out []model.Action
 	for _, ep := range eps {
 		full, err := s.Episode(context.Background(), ep.ID)
 		if err != nil {
@@ -187,7 +189,7 @@ func (e *env) exactlyOnce() (posts int) {
 		k := fmt.Sprint(m.Metadata.EventPayload["key"])
 		byKey[k] = append(byKey[k], m)
 	}
-	acts := map[string]ledger.Action{}
+	acts := map[string]model.Action{}
 	for _, a := range e.actions() {
 		acts[a.Key] = a
 	}
@@ -200,11 +202,11 @@ func (e *env) exactlyOnce() (posts int) {
 			e.t.Errorf("key %s in Slack but not in the ledger", k)
 			continue
 		}
-		if a.State != ledger.StateDelivered {
+		if a.State != model.StateDelivered {
 			e.t.Errorf("key %s in Slack but %s in the ledger", k, a.State)
 		}
 		if a.ParentKey != "" {
-			if p := acts[a.ParentKey]; p.State == ledger.StateDelivered && ms[0].ThreadTS != p.ResultTS {
+			if p := acts[a.ParentKey]; p.State == model.StateDelivered && ms[0].ThreadTS != p.ResultTS {
 				e.t.Errorf("key %s not in its first message's thread", k)
 			}
 		} else if ms[0].ThreadTS != "" {
@@ -213,12 +215,12 @@ func (e *env) exactlyOnce() (posts int) {
 	}
 	for k, a := range acts {
 		switch {
-		case a.State == ledger.StatePending || a.State == ledger.StateClaimed:
+		case a.State == model.StatePending || a.State == model.StateClaimed:
 			e.t.Errorf("action %s (%s) still %s: %s", k, a.Seq, a.State, a.Error)
-		case a.Kind == ledger.KindSlack && a.State == ledger.StateDelivered && len(byKey[k]) == 0:
+		case a.Kind == model.ActionSlack && a.State == model.StateDelivered && len(byKey[k]) == 0:
 			e.t.Errorf("action %s delivered but not in Slack", k)
 		}
-		if a.Kind == ledger.KindSlack && a.State == ledger.StateDelivered {
+		if a.Kind == model.ActionSlack && a.State == model.StateDelivered {
 			posts++
 		}
 	}
@@ -227,12 +229,12 @@ func (e *env) exactlyOnce() (posts int) {
 
 // world is the e2e dataset: one session per finding kind, in three
 // workspaces, plus a question with 30 options and a 20,000-character prompt.
-func world(now time.Time) kandevtest.Dataset {
-	ds := kandevtest.Demo(now)
-	b := kandevtest.NewBuilder(now)
-	var opts []kandevtest.QuestionOpt
+func world(now time.Time) kandevdb.Dataset {
+	ds := kandevdb.Demo(now)
+	b := kandevdb.NewBuilder(now)
+	var opts []kandevdb.QuestionOpt
 	for i := 0; i < 30; i++ {
-		opts = append(opts, kandevtest.QuestionOpt{ID: fmt.Sprint(i), Label: fmt.Sprintf("Option %d <!channel>", i), Description: strings.Repeat("detail ", 30)})
+		opts = append(opts, kandevdb.QuestionOpt{ID: fmt.Sprint(i), Label: fmt.Sprintf("Option %d <!channel>", i), Description: strings.Repeat("detail ", 30)})
 	}
 	s := b.Session("sess-huge", "Huge question <!here>", "ws-docs", "WAITING_FOR_INPUT", time.Hour, "")
 	s.Turn("turn-huge", 50*time.Minute, -1, "").Clarification("p-huge", "q-huge", "Pick one", strings.Repeat("Long prompt. ", 1540), opts, "", 30*time.Minute, nil)

@@ -6,13 +6,17 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+	"time"
 	_ "time/tzdata" // quiet_hours time zones in a static image without zoneinfo
 
-	"github.com/watchdogd/watchdogd/internal/app"
+	"github.com/watchdogd/watchdogd/internal/term"
 )
 
 // version is set at build time (-ldflags "-X main.version=…"); a binary
@@ -25,13 +29,34 @@ func main() { os.Exit(run()) }
 func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	opts, code, ok := parseArgs(os.Args[1:], os.Stdout, os.Stderr)
+	p, code, ok := parseArgs(os.Args[1:], os.Stdout, os.Stderr)
 	if !ok {
 		return code
 	}
-	opts.Version = buildVersion(version, debug.ReadBuildInfo)
-	opts.Getenv = os.Getenv
-	return app.Run(ctx, opts)
+	e := proc{
+		stdout:  os.Stdout,
+		stderr:  os.Stderr,
+		getenv:  os.Getenv,
+		version: buildVersion(version, debug.ReadBuildInfo),
+		now:     time.Now,
+	}
+	return exitCode(p.name, p.cmd.run(ctx, e), e.stderr)
+}
+
+// exitCode is the process's exit code for what a command returned; a
+// failure is said on one line first, unless the command said it already.
+func exitCode(name string, err error, stderr io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	if errors.As(err, new(silentFailure)) {
+		return exitFailure
+	}
+	fmt.Fprintf(stderr, "watchdogd %s: %s\n", name, term.OneLine(err))
+	if errors.As(err, new(usageError)) {
+		return exitUsage
+	}
+	return exitFailure
 }
 
 // buildVersion is v unless it is the "dev" placeholder; then the module's

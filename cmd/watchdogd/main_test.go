@@ -13,7 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/pgtest"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
@@ -86,12 +87,12 @@ func checkRaces(t *testing.T, output string) {
 
 var demoNow = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
-// TestSameReportOnBothDialects: one kandevtest dataset loaded into SQLite and
+// TestSameReportOnBothDialects: one kandevdb dataset loaded into SQLite and
 // into PostgreSQL gives the same report from `watchdogd scan`.
 func TestSameReportOnBothDialects(t *testing.T) {
 	ctx := context.Background()
-	ds := kandevtest.Demo(demoNow)
-	lite, err := kandevtest.CreateSQLite(filepath.Join(t.TempDir(), "kandev.db"), kandevtest.Options{})
+	ds := kandevdb.Demo(demoNow)
+	lite, err := kandevdb.CreateSQLite(filepath.Join(t.TempDir(), "kandev.db"), kandevdb.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +104,7 @@ func TestSameReportOnBothDialects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pgdb, err := kandevtest.CreatePostgres(ctx, dsn, kandevtest.Options{})
+	pgdb, err := kandevdb.CreatePostgres(ctx, dsn, kandevdb.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,11 +128,11 @@ func TestSameReportOnBothDialects(t *testing.T) {
 	if err := json.Unmarshal([]byte(reports["sqlite"]), &rep); err != nil {
 		t.Fatal(err)
 	}
-	kinds := map[string]bool{}
+	kinds := map[model.Kind]bool{}
 	for _, f := range rep.Findings {
 		kinds[f.Kind] = true
 	}
-	for _, k := range scan.Kinds {
+	for _, k := range model.Kinds {
 		if !kinds[k] {
 			t.Errorf("the demo dataset has no %s finding", k)
 		}
@@ -144,12 +145,12 @@ func TestSameReportOnBothDialects(t *testing.T) {
 // TestScanNotesBadRows: `watchdogd scan` names on stderr the rows it read
 // only in part, as the daemon logs them, and keeps the JSON on stdout whole.
 func TestScanNotesBadRows(t *testing.T) {
-	lite, err := kandevtest.CreateSQLite(filepath.Join(t.TempDir(), "kandev.db"), kandevtest.Options{})
+	lite, err := kandevdb.CreateSQLite(filepath.Join(t.TempDir(), "kandev.db"), kandevdb.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = lite.Close() }()
-	if err := lite.Write(context.Background(), kandevtest.Demo(demoNow)); err != nil {
+	if err := lite.Write(context.Background(), kandevdb.Demo(demoNow)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := lite.DB().Exec(`UPDATE task_session_turns SET metadata = '{' WHERE id = 'turn-stalled';
@@ -177,8 +178,8 @@ func TestDemo(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	for _, k := range scan.Kinds {
-		if !strings.Contains(r.stdout, k) {
+	for _, k := range model.Kinds {
+		if !strings.Contains(r.stdout, string(k)) {
 			t.Errorf("demo output lacks %s:\n%s", k, r.stdout)
 		}
 	}
@@ -219,11 +220,11 @@ func TestUsageErrors(t *testing.T) {
 func TestDatabaseURLPrecedence(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	db, err := kandevtest.CreateSQLite(filepath.Join(dir, "kandev.db"), kandevtest.Options{})
+	db, err := kandevdb.CreateSQLite(filepath.Join(dir, "kandev.db"), kandevdb.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Write(ctx, kandevtest.Demo(demoNow)); err != nil {
+	if err := db.Write(ctx, kandevdb.Demo(demoNow)); err != nil {
 		t.Fatal(err)
 	}
 	_ = db.Close()

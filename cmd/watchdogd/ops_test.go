@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
 	"github.com/watchdogd/watchdogd/internal/pgtest"
 	"github.com/watchdogd/watchdogd/internal/slacktest"
 )
@@ -47,7 +47,7 @@ func TestCheckConfigGolden(t *testing.T) {
 // defers the matching Slack step; `silence expire` releases it; and
 // notify-test reaches Slack.
 func TestSilenceOnRunningDaemon(t *testing.T) {
-	b := kandevtest.NewBuilder(time.Now())
+	b := kandevdb.NewBuilder(time.Now())
 	s := b.Session("sess-a", "Task A", "ws-web", "RUNNING", time.Hour, "")
 	s.Turn("turn-a", 40*time.Minute, -1, "").Agent("tool_call", 30*time.Minute)
 	extra, base := daemonConfig(t, "")
@@ -149,7 +149,7 @@ func TestEpisodesRetry(t *testing.T) {
 // Slack message it sent (channel and ts); resolve closes one by hand and
 // the daemon edits its Slack message.
 func TestEpisodesCommands(t *testing.T) {
-	b := kandevtest.NewBuilder(time.Now())
+	b := kandevdb.NewBuilder(time.Now())
 	s := b.Session("sess-a", "Task A", "ws-web", "RUNNING", time.Hour, "")
 	s.Turn("turn-a", 40*time.Minute, -1, "").Agent("tool_call", 30*time.Minute)
 	e := newEnv(t, b.DS, "sqlite", "")

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // TestThroughProxyWithCompanyCA is the chart's extraEnv setup for real:
@@ -53,14 +53,14 @@ func TestThroughProxyWithCompanyCA(t *testing.T) {
 	}
 	owed, retry := 0, time.Time{}
 	for _, a := range e.actions() {
-		if a.Kind == ledger.KindLog {
+		if a.Kind == model.ActionLog {
 			continue // written to the log, needs no TLS
 		}
 		owed++
 		if a.NextAttempt.After(retry) {
 			retry = a.NextAttempt
 		}
-		if a.State != ledger.StatePending {
+		if a.State != model.StatePending {
 			t.Errorf("%s action %s is %s without the CA, want pending (retried once the CA is there)", a.Kind, a.Key, a.State)
 		}
 	}

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
-	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/slacktest"
 )
 
@@ -138,7 +138,7 @@ func TestAnsweredEditsOnce(t *testing.T) {
 	if _, err := db.Exec(`UPDATE task_session_messages SET metadata = json_set(metadata, '$.status', 'answered') WHERE turn_id = 'turn-question' AND type = 'clarification_request'`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(`UPDATE task_session_turns SET completed_at = ? WHERE id = 'turn-stalled'`, kandevtest.TS(time.Now())); err != nil {
+	if _, err := db.Exec(`UPDATE task_session_turns SET completed_at = ? WHERE id = 'turn-stalled'`, kandevdb.TS(time.Now())); err != nil {
 		t.Fatal(err)
 	}
 	e.once()
@@ -244,12 +244,12 @@ func TestChannelChangeIsAConflict(t *testing.T) {
 // TestStallComesBack: a stall that clears and comes back on the same turn is
 // posted again, as a new episode.
 func TestStallComesBack(t *testing.T) {
-	b := kandevtest.NewBuilder(time.Now())
+	b := kandevdb.NewBuilder(time.Now())
 	s := b.Session("sess-flap", "Flapping agent", "ws-web", "RUNNING", time.Hour, "")
 	s.Turn("turn-flap", 30*time.Minute, -1, "").Agent("tool_call", 20*time.Minute)
 	e := newEnv(t, b.DS, "sqlite", "thresholds:\n  stall_after: 3s\n")
 	e.once()
-	if _, err := e.kandev.DB().Exec(`UPDATE task_session_messages SET updated_at = ? WHERE turn_id = 'turn-flap'`, kandevtest.TS(time.Now())); err != nil {
+	if _, err := e.kandev.DB().Exec(`UPDATE task_session_messages SET updated_at = ? WHERE turn_id = 'turn-flap'`, kandevdb.TS(time.Now())); err != nil {
 		t.Fatal(err)
 	}
 	e.once() // output resumed: resolved, first message edited
@@ -286,9 +286,9 @@ func TestNudges(t *testing.T) {
 	}
 	// Replay the delivered nudge as a crashed holder would: the same key
 	// gives the same client_message_id, which kandev deduplicates.
-	var nudge ledger.Action
+	var nudge model.Action
 	for _, a := range e.actions() {
-		if a.Kind == ledger.KindNudge && a.State == ledger.StateDelivered {
+		if a.Kind == model.ActionNudge && a.State == model.StateDelivered {
 			nudge = a
 		}
 	}
@@ -302,7 +302,7 @@ func TestNudges(t *testing.T) {
 	}
 	failed := 0
 	for _, a := range e.actions() {
-		if a.Kind == ledger.KindNudge && a.State == ledger.StateFailed {
+		if a.Kind == model.ActionNudge && a.State == model.StateFailed {
 			failed++
 			if a.Attempts != 1 {
 				t.Errorf("the refused nudge was attempted %d times", a.Attempts)
@@ -369,47 +369,5 @@ func TestWithoutSlack(t *testing.T) {
 	}
 	if n := len(e.slack.Messages()); n != 0 {
 		t.Fatalf("%d Slack messages", n)
-	}
-}
-
-// TestBadBytesWithPostgresLedger: a task title in kandev's SQLite holding a
-// NUL and bytes that are not UTF-8, both of which PostgreSQL's text refuses,
-// does not stop a PostgreSQL ledger from recording and posting every
-// finding (it used to fail every decision); the title shows U+FFFD where
-// the bad bytes were. Nor does a pending id too long for an index entry.
-func TestBadBytesWithPostgresLedger(t *testing.T) {
-	ledgerURL, err := pg.NewDatabase(context.Background(), "badbytes")
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	ds := world(now)
-	b := kandevtest.NewBuilder(now)
-	b.Session("sess-bad-bytes", "Fix \xff\xfe login\x00 page", "ws-web", "WAITING_FOR_INPUT", time.Hour, "").
-		Turn("turn-bad-bytes", 50*time.Minute, -1, "").
-		Clarification("p-bad-bytes", "q-bad-bytes", "Which page?", "Pick one", []kandevtest.QuestionOpt{{ID: "a", Label: "Login"}}, "", 30*time.Minute, nil)
-	// A pending id longer than a PostgreSQL index entry may be (2,704
-	// bytes, incompressible): the episode's identity is indexed.
-	long := make([]byte, 4000)
-	rng := rand.New(rand.NewPCG(3, 4))
-	for i := range long {
-		long[i] = "0123456789abcdefghijklmnopqrstuvwxyz"[rng.IntN(36)]
-	}
-	b.Session("sess-long-id", "Long pending id", "ws-web", "WAITING_FOR_INPUT", time.Hour, "").
-		Turn("turn-long-id", 50*time.Minute, -1, "").
-		Clarification(string(long), "q-long-id", "Which?", "Pick one", []kandevtest.QuestionOpt{{ID: "a", Label: "A"}}, "", 30*time.Minute, nil)
-	ds.Append(b.DS)
-	e := newEnv(t, ds, ledgerURL, "")
-	e.once()
-	e.once()
-	if posts := e.exactlyOnce(); posts != 10 {
-		t.Fatalf("%d posts, want 10: the world's 8, the bad-bytes question and the long-id one", posts)
-	}
-	found := false
-	for _, m := range e.slack.Messages() {
-		found = found || strings.Contains(m.Text, "Fix \uFFFD login\uFFFD page")
-	}
-	if !found {
-		t.Fatal("no post shows the title with U+FFFD for its bad bytes")
 	}
 }

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
-	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // TestSoak runs the daemon at a one-second schedule over sessions that
@@ -22,7 +22,7 @@ import (
 func TestSoak(t *testing.T) {
 	const sessions = 30
 	now := time.Now()
-	b := kandevtest.NewBuilder(now)
+	b := kandevdb.NewBuilder(now)
 	for i := 0; i < sessions; i++ {
 		s := b.Session(fmt.Sprintf("soak-%02d", i), fmt.Sprintf("Soak task %d", i), fmt.Sprintf("ws-%d", i%3), "RUNNING", time.Hour, "")
 		s.Turn(fmt.Sprintf("soak-%02d-t0", i), time.Minute, -1, "").Agent("tool_call", time.Second)
@@ -52,7 +52,7 @@ policy:
 	mutate := func(i int) {
 		id := fmt.Sprintf("soak-%02d", i)
 		cur := fmt.Sprintf("%s-t%d", id, turn[i])
-		ts := kandevtest.TS(time.Now())
+		ts := kandevdb.TS(time.Now())
 		var err error
 		switch r := rng.IntN(10); {
 		case r < 4: // the agent works
@@ -96,7 +96,7 @@ policy:
 	rssMax = max(rssMax, rss1) // the maximum over every sample, the last included
 	// Every condition clears: turns end, questions are answered, sessions
 	// complete.
-	ts := kandevtest.TS(time.Now())
+	ts := kandevdb.TS(time.Now())
 	for _, q := range []string{
 		`UPDATE task_session_messages SET metadata = json_set(metadata, '$.status', 'answered') WHERE type = 'clarification_request'`,
 		`UPDATE task_session_turns SET completed_at = '` + ts + `' WHERE completed_at IS NULL`,
@@ -114,7 +114,7 @@ policy:
 	// Slack asks), so up to one per session is still queued here.
 	waitFor(t, 2*time.Minute, "every action settled", func() bool {
 		for _, a := range e.actions() {
-			if a.State == ledger.StatePending || a.State == ledger.StateClaimed {
+			if a.State == model.StatePending || a.State == model.StateClaimed {
 				return false
 			}
 		}

@@ -7,7 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
 )
 
 // hostileTerminal is what an agent can put in a title or a question to act
@@ -48,10 +48,10 @@ func checkTerminal(t *testing.T, what, out string, blocks bool) {
 // `episodes list` and `show` and `silence list`, each finding on its own
 // line.
 func TestTerminalOutputIsEscaped(t *testing.T) {
-	b := kandevtest.NewBuilder(time.Now())
+	b := kandevdb.NewBuilder(time.Now())
 	s := b.Session("sess-\x1b[2Jx", hostileTerminal, "ws-web", "WAITING_FOR_INPUT", time.Hour, "")
 	s.Turn("turn-t", 50*time.Minute, -1, "").Clarification("p-t", "q-t", hostileTerminal, hostileTerminal,
-		[]kandevtest.QuestionOpt{{ID: "a", Label: hostileTerminal, Description: hostileTerminal}}, "", 30*time.Minute, nil)
+		[]kandevdb.QuestionOpt{{ID: "a", Label: hostileTerminal, Description: hostileTerminal}}, "", 30*time.Minute, nil)
 	e := newEnv(t, b.DS, "sqlite", "")
 
 	r := watchdogd(t, e.environ(), "scan", "--config", e.cfg)

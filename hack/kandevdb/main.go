@@ -15,7 +15,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
 )
 
 func main() { os.Exit(run()) }
@@ -43,15 +43,15 @@ func write(ctx context.Context, path string, sessions int, active float64) (err 
 	case !errors.Is(statErr, os.ErrNotExist):
 		return statErr
 	}
-	db, err := kandevtest.CreateSQLite(path, kandevtest.Options{})
+	db, err := kandevdb.CreateSQLite(path, kandevdb.Options{})
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, db.Close()) }()
 	now := time.Now()
 	if sessions == 0 {
-		return db.Write(ctx, kandevtest.Demo(now))
+		return db.Write(ctx, kandevdb.Demo(now))
 	}
-	spec := kandevtest.Spec{Sessions: sessions, ActiveFraction: active, TurnsPerSession: 20, MessagesPerTurn: 5, Seed: 1, Now: now}
-	return kandevtest.Generate(spec, func(d kandevtest.Dataset) error { return db.Write(ctx, d) })
+	spec := kandevdb.Spec{Sessions: sessions, ActiveFraction: active, TurnsPerSession: 20, MessagesPerTurn: 5, Seed: 1, Now: now}
+	return kandevdb.Generate(spec, func(d kandevdb.Dataset) error { return db.Write(ctx, d) })
 }

@@ -22,9 +22,8 @@ import (
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/watchdogd/watchdogd/internal/metrics"
 	"gopkg.in/yaml.v3"
-
-	"github.com/watchdogd/watchdogd/internal/app"
 )
 
 func main() { os.Exit(run()) }
@@ -78,7 +77,7 @@ type series map[string][]map[string]string
 
 func registered() (series, error) {
 	reg := prometheus.NewRegistry()
-	app.NewMetrics(reg, "check")
+	metrics.New(reg, "check")
 	families, err := reg.Gather()
 	if err != nil {
 		return nil, fmt.Errorf("gather watchdogd's metrics: %w", err)

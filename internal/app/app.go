@@ -1,131 +1,74 @@
-// Package app wires watchdogd together: configuration, kandev's snapshot,
-// findings, the ledger, notifiers, the schedule, HTTP and metrics. Every
-// subcommand enters through Run.
+// Package app wires watchdogd's parts together for its commands: the
+// config and the values it points at (URLs, tokens), loggers, and a cycle
+// connected to kandev, the ledger and the outlets. It decides nothing and
+// runs nothing by itself: cmd/watchdogd's commands and internal/daemon
+// call it.
 package app
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"runtime"
+	"os"
 	"strings"
-	"time"
+
+	"github.com/watchdogd/watchdogd/internal/config"
+	"github.com/watchdogd/watchdogd/internal/kandev"
+	"github.com/watchdogd/watchdogd/internal/ledger"
 )
 
-// Options are a parsed command line.
-type Options struct {
-	Command     string // scan, demo, version, …
+// Inputs are what a command takes from its command line and its process
+// that the config does not say: the config file, a database URL flag, the
+// environment.
+type Inputs struct {
 	ConfigFile  string
 	DatabaseURL string
-	// Now fixes the instant ages are measured at (zero: the wall clock).
-	Now    time.Time
-	Output string // table or json
-	Once   bool
-	DryRun bool
-	// Files are check-config's arguments.
-	Files []string
-
-	// Operator commands.
-	Sub       string        // silence add|list|expire, episodes list|show|resolve
-	Match     []string      // --match key=value
-	For       time.Duration // silence duration
-	Comment   string
-	Author    string
-	ID        string // silence or episode id
-	All       bool   // silence list --all
-	Open      bool   // episodes list --open
-	Limit     int    // episodes list --limit (0: all)
-	Workspace string // notify-test --workspace
-
-	Version string
-	Stdout  io.Writer
-	Stderr  io.Writer
-	Getenv  func(string) string
+	Getenv      func(string) string
 }
 
-// Exit codes.
-const (
-	ExitOK      = 0
-	ExitFailure = 1
-	ExitUsage   = 2
-)
-
-// Run runs one subcommand and returns the process exit code. Errors are
-// printed as one line on stderr.
-func Run(ctx context.Context, opts Options) int {
-	var err error
-	switch opts.Command {
-	case "version":
-		_, err = fmt.Fprintf(opts.Stdout, "watchdogd %s (%s %s/%s)\n", opts.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	case "scan":
-		err = runScan(ctx, opts)
-	case "demo":
-		err = runDemo(ctx, opts)
-	case "silence":
-		err = runSilence(ctx, opts)
-	case "episodes":
-		err = runEpisodes(ctx, opts)
-	case "notify-test":
-		err = runNotifyTest(ctx, opts)
-	case "check-config":
-		err = runCheckConfig(opts)
-	case "run":
-		if opts.Once || opts.DryRun {
-			err = runOnce(ctx, opts)
-		} else {
-			err = runDaemon(ctx, opts)
-		}
-	default:
-		err = usageError(fmt.Sprintf("unknown command %q", opts.Command))
+// LoadConfig reads the config file, or the defaults when none is given.
+func LoadConfig(in Inputs) (*config.Config, error) {
+	if in.ConfigFile == "" {
+		return config.Default(), nil
 	}
-	if err == nil {
-		return ExitOK
-	}
-	if errors.As(err, new(silentFailure)) {
-		return ExitFailure
-	}
-	fmt.Fprintf(opts.Stderr, "watchdogd %s: %s\n", opts.Command, OneLine(err))
-	var u usageError
-	if errors.As(err, &u) {
-		return ExitUsage
-	}
-	return ExitFailure
+	return config.Load(in.ConfigFile, in.Getenv)
 }
 
-// OneLine flattens an error for a one-line report. pgx, for one, puts each
-// address it tried on its own line after a "failed to connect to …:" head,
-// and with sslmode=prefer tries each address twice with the same error: a
-// head ending in ':' runs on into its first line, and a line repeating the
-// one before it is dropped.
-func OneLine(err error) string {
-	var b strings.Builder
-	prev := ""
-	for _, l := range strings.FieldsFunc(err.Error(), func(r rune) bool { return r == '\n' || r == '\r' }) {
-		l = strings.TrimSpace(l)
-		if l == "" || l == prev {
-			continue
+// DatabaseURL resolves kandev's database: flag > env > file > kandev's own
+// default location.
+func DatabaseURL(in Inputs, cfg *config.Config) (string, error) {
+	switch {
+	case in.DatabaseURL != "":
+		return in.DatabaseURL, nil
+	case in.Getenv("WATCHDOGD_DATABASE_URL") != "":
+		return in.Getenv("WATCHDOGD_DATABASE_URL"), nil
+	case cfg.Database.URL != "":
+		return cfg.Database.URL, nil
+	case cfg.Database.URLFile != "":
+		b, err := os.ReadFile(cfg.Database.URLFile)
+		if err != nil {
+			return "", fmt.Errorf("database.url_file: %w", err)
 		}
-		switch {
-		case b.Len() == 0:
-		case strings.HasSuffix(prev, ":"):
-			b.WriteByte(' ')
-		default:
-			b.WriteString("; ")
-		}
-		b.WriteString(l)
-		prev = l
+		return strings.TrimSpace(string(b)), nil
 	}
-	return b.String()
+	return kandev.DefaultURL(in.Getenv), nil
 }
 
-type usageError string
-
-func (u usageError) Error() string { return string(u) }
-
-func (o Options) now() time.Time {
-	if !o.Now.IsZero() {
-		return o.Now
+// OpenLedger opens the ledger a running daemon uses, for the operator
+// commands (the tools for the person paged at 3 a.m., like amtool); it
+// never creates one.
+func OpenLedger(ctx context.Context, in Inputs) (*config.Config, *ledger.Store, error) {
+	cfg, err := LoadConfig(in)
+	if err != nil {
+		return nil, nil, err
 	}
-	return time.Now()
+	url, err := StateURL(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := ledger.OpenExisting(ctx, url)
+	if errors.Is(err, ledger.ErrNoLedger) {
+		return nil, nil, fmt.Errorf("%w; the daemon creates it on its first start (is --config the daemon's config?)", err)
+	}
+	return cfg, st, err
 }

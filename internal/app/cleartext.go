@@ -15,12 +15,12 @@ import (
 // kandev.base_url over http:// (so ws://, with kandev's token). A loopback
 // host is left out: the token never leaves the machine (or the pod, for a
 // sidecar on localhost, kandev's default).
-func cleartextKeys(cfg *config.Config, src sources) []string {
+func cleartextKeys(cfg *config.Config, src Sources) []string {
 	var keys []string
-	if cfg.Slack != nil && src.slack != "" && cleartext(cfg.Slack.APIURL) {
+	if cfg.Slack != nil && src.Slack != "" && cleartext(cfg.Slack.APIURL) {
 		keys = append(keys, "slack.api_url")
 	}
-	if src.kandev != "" && cleartext(cfg.Kandev.BaseURL) {
+	if src.Kandev != "" && cleartext(cfg.Kandev.BaseURL) {
 		keys = append(keys, "kandev.base_url")
 	}
 	return keys
@@ -41,9 +41,9 @@ func cleartext(raw string) bool {
 	return ip == nil || !ip.IsLoopback()
 }
 
-// warnCleartext logs, once at start, each key whose URL sends a token in
+// WarnCleartext logs, once at start, each key whose URL sends a token in
 // clear: named by key, never with the token.
-func warnCleartext(log *zap.Logger, cfg *config.Config, src sources) {
+func WarnCleartext(log *zap.Logger, cfg *config.Config, src Sources) {
 	for _, key := range cleartextKeys(cfg, src) {
 		log.Warn("a token is sent without TLS: use https:// unless the network in between is trusted", zap.String("key", key))
 	}

@@ -34,7 +34,7 @@ func TestCleartextKeys(t *testing.T) {
 		if c.slackURL != "" {
 			cfg.Slack = &config.Slack{APIURL: c.slackURL}
 		}
-		src := sources{slack: config.Secret(c.slackToken), kandev: config.Secret(c.kandevToken)}
+		src := Sources{Slack: config.Secret(c.slackToken), Kandev: config.Secret(c.kandevToken)}
 		if got := strings.Join(cleartextKeys(cfg, src), ","); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}

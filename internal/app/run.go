@@ -8,86 +8,115 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
 	"github.com/watchdogd/watchdogd/internal/config"
+	"github.com/watchdogd/watchdogd/internal/cycle"
+	"github.com/watchdogd/watchdogd/internal/deliver"
 	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/ledger"
-	"github.com/watchdogd/watchdogd/internal/notify"
+	"github.com/watchdogd/watchdogd/internal/logline"
+	"github.com/watchdogd/watchdogd/internal/metrics"
+	"github.com/watchdogd/watchdogd/internal/nudge"
+	"github.com/watchdogd/watchdogd/internal/outlets"
+	"github.com/watchdogd/watchdogd/internal/slack"
 )
 
-// deps are a cycle's connections, closed together.
-type deps struct {
-	reader *kandev.Reader
-	store  *ledger.Store
+// Deps are a cycle's connections, closed together.
+type Deps struct {
+	Reader *kandev.Reader
+	Store  *ledger.Store
 }
 
-func (d deps) Close() {
-	if d.reader != nil {
-		_ = d.reader.Close()
+// Close closes what is open.
+func (d Deps) Close() {
+	if d.Reader != nil {
+		_ = d.Reader.Close()
 	}
-	if d.store != nil {
-		_ = d.store.Close()
+	if d.Store != nil {
+		_ = d.Store.Close()
 	}
 }
 
-// newCycle connects everything a cycle needs.
-func newCycle(ctx context.Context, opts Options, cfg *config.Config, log *zap.Logger, m *Metrics) (*Cycle, deps, error) {
-	var d deps
-	src, err := readSources(opts, cfg)
+// NewCycle connects everything one cycle needs (`run --once`): kandev's
+// database read at now, the ledger, the outlets.
+func NewCycle(ctx context.Context, in Inputs, cfg *config.Config, log *zap.Logger, m *metrics.Metrics, now func() time.Time) (*cycle.Cycle, Deps, error) {
+	var d Deps
+	src, err := ReadSources(in, cfg)
 	if err != nil {
 		return nil, d, err
 	}
-	warnCleartext(log, cfg, src)
-	if d.reader, err = kandev.Open(ctx, src.database, readerOptions(cfg, opts.now)); err != nil {
+	WarnCleartext(log, cfg, src)
+	if d.Reader, err = kandev.Open(ctx, src.Database, cycle.ReaderOptions(cfg, now)); err != nil {
 		return nil, d, err
 	}
-	if d.store, err = ledger.Open(ctx, src.state); err != nil {
+	if d.Store, err = ledger.Open(ctx, src.State); err != nil {
 		d.Close()
 		return nil, d, err
 	}
-	c := &Cycle{Config: cfg, Reader: d.reader, Store: d.store, Log: log, Metrics: m, Now: opts.now, Holder: holder()}
-	if err := c.connect(cfg, src); err != nil {
+	c := &cycle.Cycle{Config: cfg, Reader: d.Reader, Store: d.Store, Log: log, Metrics: m, Now: now, Holder: Holder()}
+	if c.Outlets, err = Connect(cfg, src, log, c); err != nil {
 		d.Close()
 		return nil, d, err
 	}
 	return c, d, nil
 }
 
-// connect builds the notifiers from the config and its secrets.
-func (c *Cycle) connect(cfg *config.Config, src sources) error {
-	kc, err := kandev.NewClient(cfg.Kandev.BaseURL, src.kandev, 15*time.Second)
+// Connect builds how each kind of action goes out, for a config and its
+// secrets, for cycle c: kandev's nudges, the log, and Slack when the config
+// has a slack: block.
+func Connect(cfg *config.Config, src Sources, log *zap.Logger, c *cycle.Cycle) (deliver.Registry, error) {
+	kc, err := nudge.NewClient(cfg.Kandev.BaseURL, src.Kandev, 15*time.Second)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	c.Kandev = kc
-	if cfg.Slack == nil {
-		c.Slack, c.Finder = nil, nil
-		return nil
+	n := &nudge.Outlet{Kandev: kc, Current: c.Current, Read: c.ReadTask}
+	var s *slack.Outlet
+	if cfg.Slack != nil {
+		if src.Slack == "" {
+			return nil, fmt.Errorf("slack: no bot token (slack.token_file is empty and WATCHDOGD_SLACK_TOKEN is unset)")
+		}
+		s = SlackOutlet(cfg, slack.NewClient(src.Slack, cfg.Slack.APIURL, cfg.Slack.Timeout), c.Metrics)
 	}
-	if src.slack == "" {
-		return fmt.Errorf("slack: no bot token (slack.token_file is empty and WATCHDOGD_SLACK_TOKEN is unset)")
-	}
-	s := notify.NewSlack(src.slack, cfg.Slack.APIURL, cfg.Slack.Timeout)
-	c.Slack, c.Finder = s, s
-	return nil
+	return outlets.Register(s, n, &logline.Outlet{}), nil
 }
 
-func holder() string {
+// SlackOutlet is the Slack outlet of cfg (which has a slack: block)
+// through client, counting rate limits on m (nil: not counted).
+func SlackOutlet(cfg *config.Config, client *slack.Client, m *metrics.Metrics) *slack.Outlet {
+	s := &slack.Outlet{Client: client, Budget: func() int { return cfg.Slack.MaxMessagesPerCycle }}
+	if m != nil {
+		s.RateLimited = m.SlackRateLimited.Inc
+	}
+	return s
+}
+
+// Renderer is a cycle that only renders actions as cfg's outlets do (an
+// operator's decision, frozen for the daemon to deliver).
+func Renderer(cfg *config.Config) *cycle.Cycle {
+	var s *slack.Outlet
+	if cfg.Slack != nil {
+		s = SlackOutlet(cfg, nil, nil)
+	}
+	return &cycle.Cycle{Config: cfg, Outlets: outlets.Register(s, &nudge.Outlet{}, &logline.Outlet{}), Log: zap.NewNop()}
+}
+
+// Holder names this process in claims and leases: host, pid and a random
+// part, so that a restart is another holder.
+func Holder() string {
 	host, _ := os.Hostname()
 	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), uuid.NewString()[:8])
 }
 
-// newLogger builds zap: JSON by default, console on a terminal; stable keys.
-func newLogger(cfg config.Log, w io.Writer) (*zap.Logger, error) {
-	l, _, err := newLeveledLogger(cfg, w)
+// NewLogger builds zap: JSON by default, console on a terminal; stable keys.
+func NewLogger(cfg config.Log, w io.Writer) (*zap.Logger, error) {
+	l, _, err := NewLeveledLogger(cfg, w)
 	return l, err
 }
 
-// newLeveledLogger also returns the level, which a reload can change.
-func newLeveledLogger(cfg config.Log, w io.Writer) (*zap.Logger, zap.AtomicLevel, error) {
+// NewLeveledLogger also returns the level, which a reload can change.
+func NewLeveledLogger(cfg config.Log, w io.Writer) (*zap.Logger, zap.AtomicLevel, error) {
 	level := zap.NewAtomicLevel()
 	if err := level.UnmarshalText([]byte(cfg.Level)); err != nil {
 		return nil, level, fmt.Errorf("log.level: %w", err)
@@ -117,47 +146,4 @@ func newLeveledLogger(cfg config.Log, w io.Writer) (*zap.Logger, zap.AtomicLevel
 		enc = zapcore.NewConsoleEncoder(ec)
 	}
 	return zap.New(zapcore.NewCore(enc, zapcore.AddSync(w), level)), level, nil
-}
-
-// runOnce is `watchdogd run --once`: one full cycle, then exit.
-func runOnce(ctx context.Context, opts Options) error {
-	cfg, err := loadConfig(opts)
-	if err != nil {
-		return err
-	}
-	log, err := newLogger(cfg.Log, opts.Stderr)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = log.Sync() }()
-	if cfg.Slack == nil {
-		log.Warn("no slack: block in the config; Slack steps are written to the log instead")
-	}
-	c, d, err := newCycle(ctx, opts, cfg, log, NewMetrics(prometheus.NewRegistry(), opts.Version))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	cctx, cancel := context.WithTimeout(ctx, cfg.CycleTimeout)
-	defer cancel()
-	if opts.DryRun {
-		return c.DryRun(cctx, opts.Stdout)
-	}
-	if cfg.HA.Enabled {
-		k := &leaseKeeper{store: func() *ledger.Store { return d.store }, holder: c.Holder, ttl: cfg.HA.LeaseTTL, log: log}
-		k.Renew(cctx)
-		if !k.Held() {
-			log.Info("another replica holds the leader lease; skipping this run")
-			return nil
-		}
-		defer k.Release(context.WithoutCancel(ctx))
-		c.MayAct = k.Held
-	}
-	res, err := c.Run(cctx)
-	if err != nil {
-		return err
-	}
-	log.Info("cycle done", zap.Int("sessions", len(res.Report.Sessions)), zap.Int("findings", len(res.Report.Findings)),
-		zap.Int("opened", len(res.Plan.Open)), zap.Int("resolved", len(res.Plan.Resolve)), zap.Any("actions", res.Counts))
-	return nil
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/watchdogd/watchdogd/internal/authority"
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
 )
 
 // The differential tests hold the Go rule to the real databases: random turn
@@ -55,7 +55,7 @@ var flagKeys = []string{authority.KeyDispatchPending, authority.KeyDispatchAttem
 // decode builds a turn set from fuzz input: shape bytes choose the
 // structure, raw is metadata text (or a member value) the fuzzer mutates.
 func decode(shape []byte, raw string) []fuzzTurn {
-	src := kandevtest.NewChoices(shape)
+	src := kandevdb.NewChoices(shape)
 	n := 1 + src.Next(4)
 	turns := make([]fuzzTurn, n)
 	for i := range turns {
@@ -102,13 +102,13 @@ func toAuthority(d authority.Dialect, ft []fuzzTurn) []authority.Turn {
 	return out
 }
 
-func toDataset(ft []fuzzTurn) kandevtest.Dataset {
-	ds := kandevtest.Dataset{}
+func toDataset(ft []fuzzTurn) kandevdb.Dataset {
+	ds := kandevdb.Dataset{}
 	for _, t := range ft {
-		ds.Turns = append(ds.Turns, kandevtest.Turn{ID: t.id, SessionID: "s", TaskID: "task", StartedAt: t.started,
+		ds.Turns = append(ds.Turns, kandevdb.Turn{ID: t.id, SessionID: "s", TaskID: "task", StartedAt: t.started,
 			CreatedAt: t.created, CompletedAt: t.completed, Metadata: t.meta})
 		if t.messages {
-			ds.Messages = append(ds.Messages, kandevtest.Message{ID: "m-" + t.id, SessionID: "s", TaskID: "task", TurnID: t.id, CreatedAt: t.started})
+			ds.Messages = append(ds.Messages, kandevdb.Message{ID: "m-" + t.id, SessionID: "s", TaskID: "task", TurnID: t.id, CreatedAt: t.started})
 		}
 	}
 	return ds
@@ -155,8 +155,8 @@ func evalQueries(d authority.Dialect) (current, kandev, flags string) {
 	return
 }
 
-func openSQLite(t testing.TB) *kandevtest.SQLite {
-	db, err := kandevtest.CreateSQLite(filepath.Join(t.TempDir(), "kandev.db"), kandevtest.Options{})
+func openSQLite(t testing.TB) *kandevdb.SQLite {
+	db, err := kandevdb.CreateSQLite(filepath.Join(t.TempDir(), "kandev.db"), kandevdb.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func openSQLite(t testing.TB) *kandevtest.SQLite {
 	return db
 }
 
-func sqliteEval(t testing.TB, db *kandevtest.SQLite, ft []fuzzTurn) dbEval {
+func sqliteEval(t testing.TB, db *kandevdb.SQLite, ft []fuzzTurn) dbEval {
 	ctx := context.Background()
 	if _, err := db.DB().Exec("DELETE FROM task_session_turns; DELETE FROM task_session_messages"); err != nil {
 		t.Fatal(err)

@@ -10,11 +10,11 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/watchdogd/watchdogd/internal/authority"
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
 	"github.com/watchdogd/watchdogd/internal/pgtest"
 )
 
-func startPostgres(t testing.TB) *kandevtest.Postgres {
+func startPostgres(t testing.TB) *kandevdb.Postgres {
 	t.Helper()
 	srv, err := pgtest.Start()
 	if err != nil {
@@ -26,7 +26,7 @@ func startPostgres(t testing.TB) *kandevtest.Postgres {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := kandevtest.CreatePostgres(ctx, dsn, kandevtest.Options{})
+	db, err := kandevdb.CreatePostgres(ctx, dsn, kandevdb.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func forPostgres(ft []fuzzTurn) []fuzzTurn {
 	return out
 }
 
-func postgresEval(t testing.TB, db *kandevtest.Postgres, ft []fuzzTurn) dbEval {
+func postgresEval(t testing.TB, db *kandevdb.Postgres, ft []fuzzTurn) dbEval {
 	ctx := context.Background()
 	conn := db.Conn()
 	if _, err := conn.Exec(ctx, "DELETE FROM task_session_turns; DELETE FROM task_session_messages"); err != nil {
@@ -114,7 +114,7 @@ func postgresEval(t testing.TB, db *kandevtest.Postgres, ft []fuzzTurn) dbEval {
 // PostgreSQL's fragments (the snapshot statement itself is tested in
 // internal/kandev).
 func TestFixturePostgresFragments(t *testing.T) {
-	cases, err := kandevtest.LoadResolutionCases(fixture)
+	cases, err := kandevdb.LoadResolutionCases(fixture)
 	if err != nil {
 		t.Fatal(err)
 	}

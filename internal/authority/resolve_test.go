@@ -4,12 +4,12 @@ import (
 	"testing"
 
 	"github.com/watchdogd/watchdogd/internal/authority"
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
 )
 
 const fixture = "../../testdata/current_turn_resolution.json"
 
-func goTurns(d authority.Dialect, c kandevtest.ResolutionCase) []authority.Turn {
+func goTurns(d authority.Dialect, c kandevdb.ResolutionCase) []authority.Turn {
 	out := make([]authority.Turn, len(c.Turns))
 	for i, t := range c.Turns {
 		started := t.StartedAt
@@ -42,7 +42,7 @@ func show(p *string) string {
 // TestFixtureGoRule runs every shared case through the Go rule in both dialect
 // modes: kandev's main timestamp shape orders identically either way.
 func TestFixtureGoRule(t *testing.T) {
-	cases, err := kandevtest.LoadResolutionCases(fixture)
+	cases, err := kandevdb.LoadResolutionCases(fixture)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestFixtureGoRule(t *testing.T) {
 	}
 }
 
-// TestTwoOpenTurnsOrder pins AC-8: two open turns resolve by keys 2–4, and
+// TestTwoOpenTurnsOrder pins D2: two open turns resolve by keys 2–4, and
 // Open lists them oldest first.
 func TestTwoOpenTurnsOrder(t *testing.T) {
 	s := func(v string) authority.Stamp { return authority.Stamp{Text: v, Valid: true} }

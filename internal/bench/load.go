@@ -9,11 +9,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
 )
 
 // generatorVersion names the cached SQLite datasets; bump it when Generate
-// or kandevtest's indexes change.
+// or kandevdb's indexes change.
 const generatorVersion = "v3"
 
 // database is a loaded dataset on one dialect.
@@ -24,12 +24,12 @@ type database struct {
 	// added, leaving this one as it is, so that the scan can be timed on
 	// both in interleaved rounds. Nothing may be connected to this dataset
 	// while it is copied.
-	grown func(ctx context.Context, spec kandevtest.Spec) (*database, error)
+	grown func(ctx context.Context, spec kandevdb.Spec) (*database, error)
 	close func()
 }
 
-func (cfg Config) spec(size Size) kandevtest.Spec {
-	return kandevtest.Spec{Sessions: size.Sessions, ActiveFraction: size.Active, TurnsPerSession: size.TurnsPerSession,
+func (cfg Config) spec(size Size) kandevdb.Spec {
+	return kandevdb.Spec{Sessions: size.Sessions, ActiveFraction: size.Active, TurnsPerSession: size.TurnsPerSession,
 		MessagesPerTurn: size.MessagesPerTurn, Seed: 42, Now: cfg.Now}
 }
 
@@ -56,17 +56,17 @@ type kandevDB interface {
 
 // writer is what adding rows needs of a kandev-shaped database.
 type writer interface {
-	Write(ctx context.Context, d kandevtest.Dataset) error
+	Write(ctx context.Context, d kandevdb.Dataset) error
 }
 
 // addRows writes the dataset spec generates.
-func addRows(ctx context.Context, spec kandevtest.Spec, db writer) error {
-	return kandevtest.Generate(spec, func(d kandevtest.Dataset) error { return db.Write(ctx, d) })
+func addRows(ctx context.Context, spec kandevdb.Spec, db writer) error {
+	return kandevdb.Generate(spec, func(d kandevdb.Dataset) error { return db.Write(ctx, d) })
 }
 
 // fill writes the generated dataset, then creates the indexes (after the
 // rows, as a restore would).
-func fill(ctx context.Context, spec kandevtest.Spec, db kandevDB) error {
+func fill(ctx context.Context, spec kandevdb.Spec, db kandevDB) error {
 	if err := addRows(ctx, spec, db); err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func (cfg Config) loadPostgres(ctx context.Context, size Size) (*database, error
 	if err != nil {
 		return nil, err
 	}
-	pg, err := kandevtest.CreatePostgres(ctx, dsn, kandevtest.Options{DeferIndexes: true})
+	pg, err := kandevdb.CreatePostgres(ctx, dsn, kandevdb.Options{DeferIndexes: true})
 	if err != nil {
 		cfg.drop(dsn)
 		return nil, err
@@ -95,7 +95,7 @@ func (cfg Config) loadPostgres(ctx context.Context, size Size) (*database, error
 	var closeOnce sync.Once
 	closeWriter := func() { closeOnce.Do(func() { _ = pg.Close() }) }
 	return &database{dialect: "postgres", url: dsn, close: func() { closeWriter(); cfg.drop(dsn) },
-		grown: func(ctx context.Context, s kandevtest.Spec) (*database, error) {
+		grown: func(ctx context.Context, s kandevdb.Spec) (*database, error) {
 			closeWriter() // a template database must have no other connection
 			copyDSN, err := cfg.PG.CopyDatabase(ctx, dsn, "bench_"+size.Name+"_grown")
 			if err != nil {
@@ -112,8 +112,8 @@ func (cfg Config) loadPostgres(ctx context.Context, size Size) (*database, error
 
 // growPostgres adds spec's rows to the database at dsn and gathers its
 // statistics again, as autovacuum would after them.
-func growPostgres(ctx context.Context, dsn string, spec kandevtest.Spec) (*kandevtest.Postgres, error) {
-	pg, err := kandevtest.OpenPostgres(ctx, dsn)
+func growPostgres(ctx context.Context, dsn string, spec kandevdb.Spec) (*kandevdb.Postgres, error) {
+	pg, err := kandevdb.OpenPostgres(ctx, dsn)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +149,7 @@ func (cfg Config) loadSQLite(ctx context.Context, size Size) (*database, error) 
 		}
 		tmp := base + ".tmp"
 		_ = os.Remove(tmp)
-		lite, err := kandevtest.CreateSQLite(tmp, kandevtest.Options{DeferIndexes: true})
+		lite, err := kandevdb.CreateSQLite(tmp, kandevdb.Options{DeferIndexes: true})
 		if err != nil {
 			return nil, err
 		}
@@ -171,13 +171,13 @@ func (cfg Config) loadSQLite(ctx context.Context, size Size) (*database, error) 
 		return nil, err
 	}
 	return &database{dialect: "sqlite", url: "sqlite://" + work, close: func() { removeSQLite(work) },
-		grown: func(ctx context.Context, s kandevtest.Spec) (*database, error) {
+		grown: func(ctx context.Context, s kandevdb.Spec) (*database, error) {
 			grown := filepath.Join(cfg.CacheDir, "work-"+size.Name+"-grown.db")
 			if err := exec.CommandContext(ctx, "cp", work, grown).Run(); err != nil {
 				return nil, err
 			}
 			db := &database{dialect: "sqlite", url: "sqlite://" + grown, close: func() { removeSQLite(grown) }}
-			lite, err := kandevtest.OpenSQLite(grown)
+			lite, err := kandevdb.OpenSQLite(grown)
 			if err != nil {
 				db.close()
 				return nil, err

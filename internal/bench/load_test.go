@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/watchdogd/watchdogd/internal/kandev"
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
 	"github.com/watchdogd/watchdogd/internal/pgtest"
 )
 
@@ -147,7 +147,7 @@ func TestHistoryRefusesAnUngrownCopy(t *testing.T) {
 			t.Fatal(err)
 		}
 		if c.same {
-			db.grown = func(context.Context, kandevtest.Spec) (*database, error) {
+			db.grown = func(context.Context, kandevdb.Spec) (*database, error) {
 				return &database{dialect: db.dialect, url: db.url, close: func() {}}, nil
 			}
 		}

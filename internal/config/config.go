@@ -16,24 +16,26 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // Config is a validated configuration. The zero value is not valid; use
 // Load, Parse or Default.
 type Config struct {
-	Database     Database           `yaml:"database"`
-	CycleTimeout time.Duration      `yaml:"cycle_timeout"`
-	Kandev       Kandev             `yaml:"kandev"`
-	Schedule     string             `yaml:"schedule"`
-	Thresholds   Thresholds         `yaml:"thresholds"`
-	Policy       map[string]*Policy `yaml:"policy"`
-	State        State              `yaml:"state"`
-	Slack        *Slack             `yaml:"slack"`
-	Silences     []Silence          `yaml:"silences"`
-	QuietHours   *QuietHours        `yaml:"quiet_hours"`
-	HA           HA                 `yaml:"ha"`
-	HTTP         HTTP               `yaml:"http"`
-	Log          Log                `yaml:"log"`
+	Database     Database                     `yaml:"database"`
+	CycleTimeout time.Duration                `yaml:"cycle_timeout"`
+	Kandev       Kandev                       `yaml:"kandev"`
+	Schedule     string                       `yaml:"schedule"`
+	Thresholds   Thresholds                   `yaml:"thresholds"`
+	Policy       map[model.Kind]*model.Policy `yaml:"policy"`
+	State        State                        `yaml:"state"`
+	Slack        *Slack                       `yaml:"slack"`
+	Silences     []Silence                    `yaml:"silences"`
+	QuietHours   *model.QuietHours            `yaml:"quiet_hours"`
+	HA           HA                           `yaml:"ha"`
+	HTTP         HTTP                         `yaml:"http"`
+	Log          Log                          `yaml:"log"`
 
 	// File is where the config came from ("" for defaults).
 	File string `yaml:"-"`
@@ -55,7 +57,7 @@ type Kandev struct {
 	CurrentTurnRule string `yaml:"current_turn_rule"`
 }
 
-// Thresholds are the finding thresholds.
+// Thresholds are the finding thresholds (docs/architecture.md, "Findings").
 type Thresholds struct {
 	StallAfter         time.Duration `yaml:"stall_after"`
 	NeverStartedAfter  time.Duration `yaml:"never_started_after"`
@@ -66,22 +68,6 @@ type Thresholds struct {
 	// and still be taken as true (clocks differ a little); one further
 	// ahead is read as missing and named, like an unparseable one.
 	FutureTolerance time.Duration `yaml:"future_tolerance"`
-}
-
-// Policy is one finding kind's escalation ladder.
-type Policy struct {
-	Steps       []Step        `yaml:"steps"`
-	RepeatEvery time.Duration `yaml:"repeat_every"`
-	Resolve     *bool         `yaml:"resolve"`
-	ResolveHold time.Duration `yaml:"resolve_hold"`
-	Text        string        `yaml:"text"`
-}
-
-// Step is one rung: after a delay from the episode's since, do an action.
-type Step struct {
-	After   time.Duration `yaml:"after"`
-	Action  string        `yaml:"action"`
-	Mention bool          `yaml:"mention"`
 }
 
 // State is watchdogd's own ledger store.
@@ -99,42 +85,15 @@ type Slack struct {
 	Timeout             time.Duration `yaml:"timeout"`
 	DefaultChannel      string        `yaml:"default_channel"`
 	DefaultMention      string        `yaml:"default_mention"`
-	Routes              []Route       `yaml:"routes"`
+	Routes              []model.Route `yaml:"routes"`
 	MaxMessagesPerCycle int           `yaml:"max_messages_per_cycle"`
-}
-
-// Route sends matching episodes to a channel.
-type Route struct {
-	Match   Match  `yaml:"match"`
-	Channel string `yaml:"channel"`
-	Mention string `yaml:"mention"`
-}
-
-// Match selects episodes; empty fields match anything.
-type Match struct {
-	WorkspaceID string `yaml:"workspace_id"`
-	TaskID      string `yaml:"task_id"`
-	SessionID   string `yaml:"session_id"`
-	Kind        string `yaml:"kind"`
 }
 
 // Silence mutes (defers) matching episodes until a time.
 type Silence struct {
-	Match   Match     `yaml:"match"`
-	Until   Timestamp `yaml:"until"`
-	Comment string    `yaml:"comment"`
-}
-
-// QuietHours defer Slack steps inside a daily window.
-type QuietHours struct {
-	Timezone string    `yaml:"timezone"`
-	Start    ClockTime `yaml:"start"`
-	End      ClockTime `yaml:"end"`
-	Days     []string  `yaml:"days"`
-	// Location is Timezone loaded, set when the config is validated: a
-	// storm asks for every due action whether it is quiet, and loading the
-	// zone reads tzdata each time.
-	Location *time.Location `yaml:"-"`
+	Match   model.Match `yaml:"match"`
+	Until   Timestamp   `yaml:"until"`
+	Comment string      `yaml:"comment"`
 }
 
 // HA is the leader lease.

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 func noEnv(string) string { return "" }
@@ -87,7 +89,7 @@ func TestDefaults(t *testing.T) {
 		"policy kinds":   {len(c.Policy), 7},
 		"stalled steps":  {len(c.Policy["stalled_turn"].Steps), 2},
 		"clarif. repeat": {c.Policy["unanswered_clarification"].RepeatEvery, time.Hour},
-		"open turns":     {c.Policy["multiple_open_turns"].Steps[0].Action, ActionLog},
+		"open turns":     {c.Policy["multiple_open_turns"].Steps[0].Action, model.ActionLog},
 	}
 	for name, v := range checks {
 		if !reflect.DeepEqual(v[0], v[1]) {
@@ -162,7 +164,7 @@ policy:
 	}
 	// after is written, action comes from *first (before *late), mention is written.
 	steps := c.Policy["pending_permission"].Steps
-	if want := (Step{After: time.Hour, Action: "slack", Mention: true}); len(steps) != 3 || steps[2] != want {
+	if want := (model.Step{After: time.Hour, Action: "slack", Mention: true}); len(steps) != 3 || steps[2] != want {
 		t.Errorf("steps %+v, want the last %+v", steps, want)
 	}
 	_, err = Parse("m.yaml", []byte("thresholds:\n  base: &b {stall_after: 20m}\n  <<: *b\n"), noEnv)

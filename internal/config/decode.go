@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding"
 	"fmt"
 	"reflect"
 	"sort"
@@ -48,10 +49,10 @@ func (p *Problems) Lines() []string {
 	return out
 }
 
-// scalar is a config type read from one YAML scalar.
-type scalar interface {
-	setScalar(s string) error
-}
+// scalar is a config type read from one YAML scalar (a time of day, an
+// instant): encoding's TextUnmarshaler, so that a type defined elsewhere
+// (internal/model) reads itself.
+type scalar = encoding.TextUnmarshaler
 
 // decoder walks a YAML tree into Go values strictly: unknown keys, wrong
 // types and bad values are problems with line numbers, all collected.
@@ -164,7 +165,7 @@ func (d *decoder) decodeNode(n *yaml.Node, v reflect.Value, path string) {
 			d.add(n.Line, path, "want a single value, got %s", kindName(n))
 			return
 		}
-		if err := v.Addr().Interface().(scalar).setScalar(n.Value); err != nil {
+		if err := v.Addr().Interface().(scalar).UnmarshalText([]byte(n.Value)); err != nil {
 			d.add(n.Line, path, "%v", err)
 		}
 		return
@@ -247,13 +248,14 @@ func (d *decoder) decodeMap(n *yaml.Node, v reflect.Value, path string) {
 		k, val := kv[0], kv[1]
 		p := join(path, k.Value)
 		elem := reflect.New(v.Type().Elem()).Elem()
-		if existing := v.MapIndex(reflect.ValueOf(k.Value)); existing.IsValid() {
+		key := reflect.ValueOf(k.Value).Convert(v.Type().Key()) // a string, or a string type (model.Kind)
+		if existing := v.MapIndex(key); existing.IsValid() {
 			d.add(k.Line, p, "set twice")
 			continue
 		}
 		d.decode(val, elem, p)
 		d.lines[p] = k.Line
-		v.SetMapIndex(reflect.ValueOf(k.Value), elem)
+		v.SetMapIndex(key, elem)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/watchdogd/watchdogd/internal/model"
 	"gopkg.in/yaml.v3"
 )
 
@@ -88,12 +89,12 @@ func TestCleanAliasesDecodedAtEachUse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Step{After: 5 * time.Minute, Action: "slack"}
+	want := model.Step{After: 5 * time.Minute, Action: "slack"}
 	st := c.Policy["stalled_turn"].Steps
-	if len(st) != 3 || st[0] != want || st[1] != want || st[2] != (Step{After: 5 * time.Minute, Action: "slack", Mention: true}) {
+	if len(st) != 3 || st[0] != want || st[1] != want || st[2] != (model.Step{After: 5 * time.Minute, Action: "slack", Mention: true}) {
 		t.Errorf("stalled_turn steps %+v", st)
 	}
-	for _, k := range []string{"never_started", "interrupted_session"} {
+	for _, k := range []model.Kind{"never_started", "interrupted_session"} {
 		if s := c.Policy[k].Steps; len(s) != 1 || s[0] != want {
 			t.Errorf("%s steps %+v", k, s)
 		}

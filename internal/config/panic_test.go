@@ -27,7 +27,7 @@ func TestPanicHasALine(t *testing.T) {
 // might on a value it does not expect.
 type exploding struct{}
 
-func (*exploding) setScalar(string) error { panic("parser exploded") }
+func (*exploding) UnmarshalText([]byte) error { panic("parser exploded") }
 
 // TestPanicAtItsNode: a panic while a value is decoded is reported at
 // that value's line, not its parent's.

@@ -9,7 +9,9 @@ import (
 // Timestamp is an RFC 3339 instant in the config (silences' until).
 type Timestamp struct{ time.Time }
 
-func (t *Timestamp) setScalar(s string) error {
+// UnmarshalText reads an RFC 3339 instant.
+func (t *Timestamp) UnmarshalText(b []byte) error {
+	s := string(b)
 	v, err := time.Parse(time.RFC3339, s)
 	if err != nil {
 		return fmt.Errorf("%q is not an RFC 3339 time (like 2026-12-01T09:00:00Z)", s)
@@ -17,24 +19,6 @@ func (t *Timestamp) setScalar(s string) error {
 	t.Time = v
 	return nil
 }
-
-// ClockTime is a time of day, "HH:MM".
-type ClockTime struct {
-	Set     bool
-	Minutes int // since midnight
-}
-
-func (c *ClockTime) setScalar(s string) error {
-	var h, m int
-	if _, err := fmt.Sscanf(s, "%d:%d", &h, &m); err != nil || len(s) != 5 || h < 0 || h > 23 || m < 0 || m > 59 {
-		return fmt.Errorf("%q is not a time of day (HH:MM, 00:00 to 23:59)", s)
-	}
-	c.Set, c.Minutes = true, h*60+m
-	return nil
-}
-
-// String prints HH:MM.
-func (c ClockTime) String() string { return fmt.Sprintf("%02d:%02d", c.Minutes/60, c.Minutes%60) }
 
 // Secret is a token or password read from a file or the environment. It
 // prints as a placeholder so that it cannot reach a log line by accident.

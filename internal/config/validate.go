@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/dburl"
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // validate checks the defaulted config; d knows where each field was set.
@@ -121,9 +122,9 @@ func (v validator) httpURL(path, raw, hint string) {
 
 func (v validator) policies(c *Config) {
 	for kind, p := range c.Policy {
-		path := "policy." + kind
-		if !known1(kind) {
-			v.add(path, "unknown finding kind (known: %s)", strings.Join(kinds, ", "))
+		path := "policy." + string(kind)
+		if !kind.Known() {
+			v.add(path, "unknown finding kind (known: %s)", model.KindNames())
 			continue
 		}
 		if len(p.Steps) == 0 {
@@ -131,19 +132,18 @@ func (v validator) policies(c *Config) {
 		}
 		for i, s := range p.Steps {
 			sp := fmt.Sprintf("%s.steps[%d]", path, i)
-			switch s.Action {
-			case ActionSlack, ActionLog:
-			case ActionNudge, ActionCancelAndNudge:
-				if HumanOwesAnswer(kind) {
+			switch {
+			case s.Action == "":
+				v.add(sp+".action", "is required (%s)", model.StepActionNames())
+			case !slices.Contains(model.StepActions, s.Action):
+				v.add(sp+".action", "%q is not %s", s.Action, model.StepActionNames())
+			case s.Action == model.ActionNudge, s.Action == model.ActionCancelAndNudge:
+				if model.HumanOwesAnswer(kind) {
 					v.add(sp+".action", "%s while a human owes an answer destroys the question: kandev stops the agent and resumes it with the nudge, "+
 						"and the question leaves kandev's UI and API; use slack or log for %s", s.Action, kind)
-				} else if s.Action == ActionNudge && (kind == "stalled_turn" || kind == "never_started") {
+				} else if s.Action == model.ActionNudge && (kind == model.KindStalledTurn || kind == model.KindNeverStarted) {
 					v.add(sp+".action", "kandev refuses message.add while a session is RUNNING; use cancel_and_nudge for %s", kind)
 				}
-			case "":
-				v.add(sp+".action", "is required (slack, nudge, cancel_and_nudge or log)")
-			default:
-				v.add(sp+".action", "%q is not slack, nudge, cancel_and_nudge or log", s.Action)
 			}
 			if s.After < 0 {
 				v.add(sp+".after", "must not be negative")
@@ -159,15 +159,6 @@ func (v validator) policies(c *Config) {
 			v.add(path+".resolve_hold", "must not be negative")
 		}
 	}
-}
-
-func known1(kind string) bool {
-	for _, k := range kinds {
-		if k == kind {
-			return true
-		}
-	}
-	return false
 }
 
 func (v validator) state(c *Config) {
@@ -240,8 +231,8 @@ func (v validator) channelID(path, ch string) {
 	}
 }
 
-func (v validator) match(path string, m Match) {
-	if m.Kind != "" && !known1(m.Kind) {
+func (v validator) match(path string, m model.Match) {
+	if m.Kind != "" && !m.Kind.Known() {
 		v.add(path+".kind", "unknown finding kind %q", m.Kind)
 	}
 }
@@ -252,14 +243,12 @@ func (v validator) silences(c *Config) {
 		if s.Until.IsZero() {
 			v.add(p+".until", "is required (an RFC 3339 time)")
 		}
-		if s.Match == (Match{}) {
+		if s.Match == (model.Match{}) {
 			v.add(p+".match", "needs at least one of workspace_id, task_id, session_id, kind")
 		}
 		v.match(p+".match", s.Match)
 	}
 }
-
-var weekdays = map[string]time.Weekday{"sun": time.Sunday, "mon": time.Monday, "tue": time.Tuesday, "wed": time.Wednesday, "thu": time.Thursday, "fri": time.Friday, "sat": time.Saturday}
 
 func (v validator) quietHours(c *Config) {
 	q := c.QuietHours
@@ -284,7 +273,7 @@ func (v validator) quietHours(c *Config) {
 		v.add("quiet_hours.end", "equals start; the window would be empty")
 	}
 	for i, d := range q.Days {
-		if _, ok := weekdays[strings.ToLower(d)]; !ok {
+		if _, ok := model.Weekday(d); !ok {
 			v.add(fmt.Sprintf("quiet_hours.days[%d]", i), "%q is not one of mon, tue, wed, thu, fri, sat, sun", d)
 		}
 	}
@@ -294,12 +283,6 @@ func (v validator) http(c *Config) {
 	if _, _, err := net.SplitHostPort(c.HTTP.Listen); err != nil {
 		v.add("http.listen", "%q is not host:port", c.HTTP.Listen)
 	}
-}
-
-// Weekday parses a quiet-hours day name.
-func Weekday(s string) (time.Weekday, bool) {
-	d, ok := weekdays[strings.ToLower(s)]
-	return d, ok
 }
 
 // explicitZeros catches durations written as 0 where 0 is meaningless,

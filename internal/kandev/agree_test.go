@@ -6,7 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
 
@@ -40,7 +41,7 @@ func TestFindingsAgreeAcrossDialects(t *testing.T) {
 			rep := scan.Findings(d.snapshotOf(t, ds), opts, now)
 			findings += len(rep.Findings)
 			for _, f := range rep.Findings {
-				if f.Kind == scan.KindStalledTurn && tiedTypes(ds, *f.TurnID) {
+				if f.Kind == model.KindStalledTurn && tiedTypes(ds, *f.TurnID) {
 					f.Detail.LastActivityType = ""
 				}
 			}
@@ -61,7 +62,7 @@ func TestFindingsAgreeAcrossDialects(t *testing.T) {
 
 // tiedTypes reports whether the turn's newest plain agent updates share
 // one instant and differ in type.
-func tiedTypes(ds kandevtest.Dataset, turnID string) bool {
+func tiedTypes(ds kandevdb.Dataset, turnID string) bool {
 	_, types := newestPlain(ds, turnID)
 	return len(types) > 1
 }

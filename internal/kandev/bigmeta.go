@@ -7,26 +7,21 @@ import (
 	"strconv"
 
 	"github.com/watchdogd/watchdogd/internal/authority"
+	"github.com/watchdogd/watchdogd/internal/kandevsql"
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // readBigMetadata reads the metadata of the current turns' messages that
-// was too big to read with the others (messageMetadata), cut to what the
+// was too big to read with the others (kandevsql), cut to what the
 // rules and outputs read. It costs nothing when there is none, the usual
 // case, and a statement per such message at most.
-func (r *Reader) readBigMetadata(ctx context.Context, tx *sql.Tx, snap *Snapshot, sessions []Session) error {
-	type ref struct{ session, message int }
-	var refs []ref
-	var keys []string
-	for i := range sessions {
-		for k, m := range sessions[i].Messages {
-			if m.bigMeta != "" {
-				refs = append(refs, ref{i, k})
-				keys = append(keys, m.bigMeta)
-			}
-		}
-	}
-	if len(keys) == 0 {
+func (r *Reader) readBigMetadata(ctx context.Context, tx *sql.Tx, snap *model.Snapshot, sessions []model.Session, big []bigAt) error {
+	if len(big) == 0 {
 		return nil
+	}
+	keys := make([]string, len(big))
+	for i, b := range big {
+		keys[i] = b.key
 	}
 	read := r.bigMetadataPostgres
 	if r.dialect == authority.SQLite {
@@ -36,17 +31,16 @@ func (r *Reader) readBigMetadata(ctx context.Context, tx *sql.Tx, snap *Snapshot
 	if err != nil {
 		return err
 	}
-	for _, at := range refs {
-		s := &sessions[at.session]
-		m := &s.Messages[at.message]
-		text, ok := got[m.bigMeta]
-		m.bigMeta = ""
+	for _, b := range big {
+		text, ok := got[b.key]
 		if !ok {
 			continue // not in the snapshot's view: cannot be
 		}
+		s := &sessions[b.session]
+		m := &s.Messages[b.message]
 		m.Meta = authority.ParseMetadataText(r.dialect, text)
 		if m.Meta.Kind == authority.Malformed {
-			snap.Malformed = append(snap.Malformed, messageRow(*m, s.Current.ID))
+			snap.Malformed = append(snap.Malformed, model.MessageRow(*m, s.Current.ID))
 			s.MalformedMetadata = true
 		}
 	}
@@ -54,10 +48,10 @@ func (r *Reader) readBigMetadata(ctx context.Context, tx *sql.Tx, snap *Snapshot
 }
 
 // bigMetadataSQLite reads each value, by rowid, in a statement of its own
-// (see sqliteBigMetadataQuery).
-func (r *Reader) bigMetadataSQLite(ctx context.Context, tx *sql.Tx, snap *Snapshot, rowids []string) (map[string]string, error) {
+// (see kandevsql.BigMetadataSQLite).
+func (r *Reader) bigMetadataSQLite(ctx context.Context, tx *sql.Tx, snap *model.Snapshot, rowids []string) (map[string]string, error) {
 	out := make(map[string]string, len(rowids))
-	q := sqliteBigMetadataQuery()
+	q := kandevsql.BigMetadataSQLite()
 	for _, key := range rowids {
 		rowid, err := strconv.ParseInt(key, 10, 64)
 		if err != nil {
@@ -81,7 +75,7 @@ func (r *Reader) bigMetadataSQLite(ctx context.Context, tx *sql.Tx, snap *Snapsh
 // its own, a failure marking that one malformed, as kandev itself cannot
 // read it. A rollback to the savepoint keeps it set, so each failure costs
 // one statement more.
-func (r *Reader) bigMetadataPostgres(ctx context.Context, tx *sql.Tx, snap *Snapshot, ids []string) (map[string]string, error) {
+func (r *Reader) bigMetadataPostgres(ctx context.Context, tx *sql.Tx, snap *model.Snapshot, ids []string) (map[string]string, error) {
 	if err := r.exec(ctx, tx, snap, "SAVEPOINT watchdogd_metadata"); err != nil {
 		return nil, r.wrap("savepoint", err)
 	}
@@ -121,9 +115,9 @@ func (r *Reader) bigMetadataPostgres(ctx context.Context, tx *sql.Tx, snap *Snap
 	return got, nil
 }
 
-// bigMetadataOf runs postgresBigMetadataQuery over ids.
-func (r *Reader) bigMetadataOf(ctx context.Context, tx *sql.Tx, snap *Snapshot, ids []string) (map[string]string, error) {
-	rows, err := r.query(ctx, tx, snap, postgresBigMetadataQuery(), ids)
+// bigMetadataOf runs kandevsql.BigMetadataPostgres over ids.
+func (r *Reader) bigMetadataOf(ctx context.Context, tx *sql.Tx, snap *model.Snapshot, ids []string) (map[string]string, error) {
+	rows, err := r.query(ctx, tx, snap, kandevsql.BigMetadataPostgres(), ids)
 	if err != nil {
 		return nil, r.wrap("read big message metadata", err)
 	}

@@ -14,7 +14,9 @@ import (
 
 	"github.com/watchdogd/watchdogd/internal/authority"
 	"github.com/watchdogd/watchdogd/internal/kandev"
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
+	"github.com/watchdogd/watchdogd/internal/kandevsql"
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
 
@@ -91,8 +93,8 @@ func badBigMetaCases() []bigMetaCase {
 
 // bigMetaDataset is one session per case, its message's metadata whole or
 // big.
-func bigMetaDataset(cases []bigMetaCase, big bool) kandevtest.Dataset {
-	b := kandevtest.NewBuilder(now)
+func bigMetaDataset(cases []bigMetaCase, big bool) kandevdb.Dataset {
+	b := kandevdb.NewBuilder(now)
 	for i, c := range cases {
 		id := fmt.Sprintf("s%02d", i)
 		meta := c.whole
@@ -119,15 +121,15 @@ func TestBigMetadataReadsAsWhole(t *testing.T) {
 	}{{"objects", bigMetaCases()}, {"with bad values", append(bigMetaCases(), badBigMetaCases()...)}} {
 		for _, dc := range dialects {
 			t.Run(set.name+"/"+dc.name, func(t *testing.T) {
-				whole := snapshot(t, load(t, dc, bigMetaDataset(set.cases, false), kandevtest.Options{}).URL(), kandev.Options{})
-				big := snapshot(t, load(t, dc, bigMetaDataset(set.cases, true), kandevtest.Options{}).URL(), kandev.Options{})
+				whole := snapshot(t, load(t, dc, bigMetaDataset(set.cases, false), kandevdb.Options{}).URL(), kandev.Options{})
+				big := snapshot(t, load(t, dc, bigMetaDataset(set.cases, true), kandevdb.Options{}).URL(), kandev.Options{})
 				compareBigMeta(t, whole, big, set.cases)
 			})
 		}
 	}
 }
 
-func compareBigMeta(t *testing.T, whole, big *kandev.Snapshot, cases []bigMetaCase) {
+func compareBigMeta(t *testing.T, whole, big *model.Snapshot, cases []bigMetaCase) {
 	t.Helper()
 	if len(whole.Sessions) != len(cases) || len(big.Sessions) != len(cases) {
 		t.Fatalf("%d and %d sessions, want %d", len(whole.Sessions), len(big.Sessions), len(cases))
@@ -137,7 +139,7 @@ func compareBigMeta(t *testing.T, whole, big *kandev.Snapshot, cases []bigMetaCa
 		if w.Meta.Kind != b.Meta.Kind {
 			t.Errorf("%s: kind %d big, %d whole", c.name, b.Meta.Kind, w.Meta.Kind)
 		}
-		for _, key := range kandev.MetaMemberNames() {
+		for _, key := range kandevsql.MetaMemberNames() {
 			ws, wok := w.Meta.String(key)
 			bs, bok := b.Meta.String(key)
 			if ws != bs || wok != bok || w.Meta.Flag(key) != b.Meta.Flag(key) || decoded(w.Meta, key) != decoded(b.Meta, key) {
@@ -149,7 +151,7 @@ func compareBigMeta(t *testing.T, whole, big *kandev.Snapshot, cases []bigMetaCa
 			t.Errorf("%s: malformed %v big, %v whole", c.name, big.Sessions[i].MalformedMetadata, whole.Sessions[i].MalformedMetadata)
 		}
 	}
-	rows := func(s *kandev.Snapshot) []string {
+	rows := func(s *model.Snapshot) []string {
 		var out []string
 		for _, r := range s.Malformed {
 			out = append(out, r.String())
@@ -169,7 +171,7 @@ func compareBigMeta(t *testing.T, whole, big *kandev.Snapshot, cases []bigMetaCa
 }
 
 // only is a session's one message row.
-func only(t *testing.T, s kandev.Session) kandev.Message {
+func only(t *testing.T, s model.Session) model.Message {
 	t.Helper()
 	for _, m := range s.Messages {
 		if !m.Aggregate() {
@@ -177,7 +179,7 @@ func only(t *testing.T, s kandev.Session) kandev.Message {
 		}
 	}
 	t.Fatalf("session %s: no message read", s.ID)
-	return kandev.Message{}
+	return model.Message{}
 }
 
 // decoded is a member's value as encoding/json reads it (its text may be
@@ -210,11 +212,11 @@ func decoded(m authority.Metadata, key string) string {
 // dialects, whether the metadata holding them is read whole or apart.
 func TestBigValuesAreCut(t *testing.T) {
 	long := func(c string, n int) string { return strings.Repeat(c, n) }
-	var opts []kandevtest.QuestionOpt
+	var opts []kandevdb.QuestionOpt
 	for i := range 150 {
-		opts = append(opts, kandevtest.QuestionOpt{ID: fmt.Sprint(i), Label: "é" + long("l", 200), Description: long("d", 200)})
+		opts = append(opts, kandevdb.QuestionOpt{ID: fmt.Sprint(i), Label: "é" + long("l", 200), Description: long("d", 200)})
 	}
-	b := kandevtest.NewBuilder(now)
+	b := kandevdb.NewBuilder(now)
 	for _, size := range []int{10 << 10, 200 << 10} { // metadata read whole, and apart
 		id := fmt.Sprint("s", size)
 		tb := b.Session(id, long("t", 5000), "ws", "WAITING_FOR_INPUT", time.Hour, "").Turn("t-"+id, 50*time.Minute, -1, "")
@@ -223,25 +225,25 @@ func TestBigValuesAreCut(t *testing.T) {
 	}
 	var reports []string
 	for _, dc := range dialects {
-		snap := snapshot(t, load(t, dc, b.DS, kandevtest.Options{}).URL(), kandev.Options{})
+		snap := snapshot(t, load(t, dc, b.DS, kandevdb.Options{}).URL(), kandev.Options{})
 		rep := scan.Findings(snap, scan.Options{Thresholds: scan.DefaultThresholds()}, now)
 		if len(rep.Findings) != 4 {
 			t.Fatalf("%s: %d findings, want a question and a permission per session", dc.name, len(rep.Findings))
 		}
 		for _, f := range rep.Findings {
-			cut(t, dc.name+" "+f.Key()+" title", f.TaskTitle, kandev.MaxText)
+			cut(t, dc.name+" "+f.Key()+" title", f.TaskTitle, model.MaxText)
 			switch f.Kind {
-			case scan.KindUnansweredClarification:
+			case model.KindUnansweredClarification:
 				q := f.Detail.Questions[0]
-				cut(t, dc.name+" "+f.Key()+" question title", q.Title, kandev.MaxText)
-				cut(t, dc.name+" "+f.Key()+" prompt", q.Prompt, kandev.MaxText)
-				cut(t, dc.name+" "+f.Key()+" label", q.Options[0].Label, kandev.MaxOptionText)
-				cut(t, dc.name+" "+f.Key()+" description", q.Options[0].Description, kandev.MaxOptionText)
-				if len(q.Options) != kandev.MaxOptions || q.Options[kandev.MaxOptions-1] != (scan.Option{Label: kandev.CutMark}) {
-					t.Errorf("%s %s: %d options, the last %+v: want %d, the last the mark", dc.name, f.Key(), len(q.Options), q.Options[len(q.Options)-1], kandev.MaxOptions)
+				cut(t, dc.name+" "+f.Key()+" question title", q.Title, model.MaxText)
+				cut(t, dc.name+" "+f.Key()+" prompt", q.Prompt, model.MaxText)
+				cut(t, dc.name+" "+f.Key()+" label", q.Options[0].Label, model.MaxOptionText)
+				cut(t, dc.name+" "+f.Key()+" description", q.Options[0].Description, model.MaxOptionText)
+				if len(q.Options) != model.MaxOptions || q.Options[model.MaxOptions-1] != (scan.Option{Label: model.CutMark}) {
+					t.Errorf("%s %s: %d options, the last %+v: want %d, the last the mark", dc.name, f.Key(), len(q.Options), q.Options[len(q.Options)-1], model.MaxOptions)
 				}
-			case scan.KindPendingPermission:
-				cut(t, dc.name+" "+f.Key()+" permission", f.Detail.Permission, kandev.MaxText)
+			case model.KindPendingPermission:
+				cut(t, dc.name+" "+f.Key()+" permission", f.Detail.Permission, model.MaxText)
 			}
 		}
 		out, _ := json.Marshal(rep.Findings)
@@ -255,8 +257,8 @@ func TestBigValuesAreCut(t *testing.T) {
 // cut checks that s was cut to n characters and says so.
 func cut(t *testing.T, what, s string, n int) {
 	t.Helper()
-	if got := utf8.RuneCountInString(s); got != n || !strings.HasSuffix(s, kandev.CutMark) {
-		t.Errorf("%s: %d characters ending %q, want %d ending %q", what, got, s[max(0, len(s)-12):], n, kandev.CutMark)
+	if got := utf8.RuneCountInString(s); got != n || !strings.HasSuffix(s, model.CutMark) {
+		t.Errorf("%s: %d characters ending %q, want %d ending %q", what, got, s[max(0, len(s)-12):], n, model.CutMark)
 	}
 }
 
@@ -269,7 +271,7 @@ func TestCutMetadataKeepsWhatRulesRead(t *testing.T) {
 		t.Fatalf("scan's sources: %v %v", files, err)
 	}
 	kept := map[string]bool{}
-	for _, k := range kandev.MetaMemberNames() {
+	for _, k := range kandevsql.MetaMemberNames() {
 		kept[k] = true
 	}
 	reads := regexp.MustCompile(`\.Meta\.(?:String|Flag|Raw)\("([^"]+)"\)`)

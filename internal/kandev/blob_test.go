@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/kandev"
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
 
@@ -41,7 +42,7 @@ func TestBlobValuesNeverBlindTheScan(t *testing.T) {
 		// The metadata validity test names the turn (below).
 		{"malformed", "task_session_turns.id", `completed_at IS NULL`, ""},
 	}
-	b := kandevtest.NewBuilder(now)
+	b := kandevdb.NewBuilder(now)
 	for _, c := range cases {
 		s := b.Session(c.session, "task "+c.session, "ws", "WAITING_FOR_INPUT", time.Hour, "")
 		said, open := 25*time.Minute, time.Duration(-1)
@@ -58,14 +59,14 @@ func TestBlobValuesNeverBlindTheScan(t *testing.T) {
 		case "lifecycle":
 			s.Turn("t-boot", 4*time.Minute, 3*time.Minute, `{"lifecycle_only": true}`)
 		case "malformed":
-			b.DS.Turns[len(b.DS.Turns)-1].Metadata = kandevtest.P("{")
+			b.DS.Turns[len(b.DS.Turns)-1].Metadata = kandevdb.P("{")
 		}
 	}
 	for _, id := range []string{"unordered", "unordered-type"} {
-		b.DS.Messages = append(b.DS.Messages, kandevtest.Message{ID: "m-lower-" + id, SessionID: id, TaskID: "task-" + id,
+		b.DS.Messages = append(b.DS.Messages, kandevdb.Message{ID: "m-lower-" + id, SessionID: id, TaskID: "task-" + id,
 			TurnID: "t-" + id, Author: "agent", Type: "tool_read", CreatedAt: "2026-11-29t11:36:00z", UpdatedAt: "2026-11-29t11:36:00z"})
 	}
-	db := load(t, dialects[0], b.DS, kandevtest.Options{})
+	db := load(t, dialects[0], b.DS, kandevdb.Options{})
 	for _, c := range cases {
 		table, column, _ := strings.Cut(c.column, ".")
 		value := c.value
@@ -73,7 +74,7 @@ func TestBlobValuesNeverBlindTheScan(t *testing.T) {
 			value = "CAST(" + column + " AS BLOB)"
 		}
 		q := "UPDATE " + table + " SET " + column + " = " + value + " WHERE task_session_id = ? AND " + c.where
-		res, err := db.(*kandevtest.SQLite).DB().ExecContext(context.Background(), q, c.session)
+		res, err := db.(*kandevdb.SQLite).DB().ExecContext(context.Background(), q, c.session)
 		if err != nil {
 			t.Fatalf("%s: %s: %v", c.session, q, err)
 		}
@@ -85,7 +86,7 @@ func TestBlobValuesNeverBlindTheScan(t *testing.T) {
 	checkBlobSnapshot(t, snap)
 	asked := map[string]bool{}
 	for _, f := range scan.Findings(snap, scan.Options{Thresholds: scan.DefaultThresholds()}, now).Findings {
-		if f.Kind == scan.KindUnansweredClarification || f.Kind == scan.KindShadowedClarification {
+		if f.Kind == model.KindUnansweredClarification || f.Kind == model.KindShadowedClarification {
 			asked[f.SessionID] = true
 		}
 	}
@@ -98,7 +99,7 @@ func TestBlobValuesNeverBlindTheScan(t *testing.T) {
 
 // checkBlobSnapshot checks what TestBlobValuesNeverBlindTheScan's sessions
 // read besides their questions.
-func checkBlobSnapshot(t *testing.T, snap *kandev.Snapshot) {
+func checkBlobSnapshot(t *testing.T, snap *model.Snapshot) {
 	t.Helper()
 	newestType, current := "none", map[string]string{}
 	for _, s := range snap.Sessions {
@@ -126,7 +127,7 @@ func checkBlobSnapshot(t *testing.T, snap *kandev.Snapshot) {
 			t.Errorf("%s: current turn %q, want t-%s", id, current[id], id)
 		}
 	}
-	if len(snap.Malformed) != 1 || snap.Malformed[0] != (kandev.RowRef{Table: "task_session_turns", ID: "t-malformed"}) {
+	if len(snap.Malformed) != 1 || snap.Malformed[0] != (model.RowRef{Table: "task_session_turns", ID: "t-malformed"}) {
 		t.Errorf("malformed rows %v, want the one turn t-malformed", snap.Malformed)
 	}
 }

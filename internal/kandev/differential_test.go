@@ -11,8 +11,9 @@ import (
 
 	"github.com/watchdogd/watchdogd/internal/authority"
 	"github.com/watchdogd/watchdogd/internal/kandev"
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
 	"github.com/watchdogd/watchdogd/internal/kandevtime"
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // The snapshot's sessions statement is the rule hand-tuned for speed: the
@@ -54,7 +55,7 @@ var mixedValues = diffValues{
 		"2026-08-22 10:00:02+0000", "2026-08-22t10:00:03Z",
 	},
 	meta: append(append([]*string{}, agreedMeta[:len(agreedMeta)-2]...),
-		kandevtest.P(`{"lifecycle_only": true, "lifecycle_only": false}`), kandevtest.P("{"), kandevtest.P("")),
+		kandevdb.P(`{"lifecycle_only": true, "lifecycle_only": false}`), kandevdb.P("{"), kandevdb.P("")),
 }
 
 // uniformValues are data both dialects must read alike (D9): kandev's one
@@ -69,14 +70,14 @@ var uniformValues = diffValues{
 }
 
 var agreedMeta = []*string{
-	nil, kandevtest.P("{}"),
-	kandevtest.P(`{"lifecycle_only": true}`), kandevtest.P(`{"lifecycle_only": "1"}`), kandevtest.P(`{"lifecycle_only": 1}`),
-	kandevtest.P(`{"lifecycle_only": false}`), kandevtest.P(`{"lifecycle_only": "yes"}`),
-	kandevtest.P(`{"prompt_dispatch_pending": true}`),
-	kandevtest.P(`{"prompt_dispatch_pending": true, "prompt_dispatch_attempted": true}`),
-	kandevtest.P(`{"prompt_dispatch_pending": "1", "lifecycle_only": true}`),
-	kandevtest.P(`{"runtime_config_snapshot": {"lifecycle_only": true}}`),
-	kandevtest.P("{"), kandevtest.P(""),
+	nil, kandevdb.P("{}"),
+	kandevdb.P(`{"lifecycle_only": true}`), kandevdb.P(`{"lifecycle_only": "1"}`), kandevdb.P(`{"lifecycle_only": 1}`),
+	kandevdb.P(`{"lifecycle_only": false}`), kandevdb.P(`{"lifecycle_only": "yes"}`),
+	kandevdb.P(`{"prompt_dispatch_pending": true}`),
+	kandevdb.P(`{"prompt_dispatch_pending": true, "prompt_dispatch_attempted": true}`),
+	kandevdb.P(`{"prompt_dispatch_pending": "1", "lifecycle_only": true}`),
+	kandevdb.P(`{"runtime_config_snapshot": {"lifecycle_only": true}}`),
+	kandevdb.P("{"), kandevdb.P(""),
 }
 
 var diffStates = []string{"RUNNING", "WAITING_FOR_INPUT", "IDLE", "STARTING", "CREATED"}
@@ -88,38 +89,38 @@ var (
 	// notices and boot scripts, drawn for a message of any type.
 	diffMsgMeta = []*string{
 		nil, nil,
-		kandevtest.P(`{"pending_id": "p1", "question_id": "q1", "status": "pending"}`),
-		kandevtest.P(`{"pending_id": "p1", "question_id": "q2", "status": "answered"}`),
-		kandevtest.P(`{"pending_id": "p2", "question": {"id": "q3", "prompt": "Which?"}}`),
-		kandevtest.P(`{"pending_id": "p3", "question_id": "q4", "parent_question": true}`),
-		kandevtest.P(`{"pending_id": "perm1", "status": "pending", "tool_call_id": "tc1"}`),
-		kandevtest.P(`{"status": "approved"}`),
-		kandevtest.P(`{"action_visibility": "running"}`),
-		kandevtest.P(`{"script_type": "agent_boot"}`),
+		kandevdb.P(`{"pending_id": "p1", "question_id": "q1", "status": "pending"}`),
+		kandevdb.P(`{"pending_id": "p1", "question_id": "q2", "status": "answered"}`),
+		kandevdb.P(`{"pending_id": "p2", "question": {"id": "q3", "prompt": "Which?"}}`),
+		kandevdb.P(`{"pending_id": "p3", "question_id": "q4", "parent_question": true}`),
+		kandevdb.P(`{"pending_id": "perm1", "status": "pending", "tool_call_id": "tc1"}`),
+		kandevdb.P(`{"status": "approved"}`),
+		kandevdb.P(`{"action_visibility": "running"}`),
+		kandevdb.P(`{"script_type": "agent_boot"}`),
 	}
-	diffTaskMeta = []*string{nil, kandevtest.P(`{"interrupted_at": "2026-08-22T10:00:00Z"}`)}
+	diffTaskMeta = []*string{nil, kandevdb.P(`{"interrupted_at": "2026-08-22T10:00:00Z"}`)}
 )
 
 // diffDataset builds one to four active sessions from fuzz input, each with
 // zero to six turns. Turn ids are unique but not in insertion order, so the
 // last key (id descending) is not the table's order.
-func diffDataset(shape []byte, v diffValues) kandevtest.Dataset {
-	src := kandevtest.NewChoices(shape)
-	var ds kandevtest.Dataset
+func diffDataset(shape []byte, v diffValues) kandevdb.Dataset {
+	src := kandevdb.NewChoices(shape)
+	var ds kandevdb.Dataset
 	for si := range 1 + src.Next(4) {
 		sid, task := fmt.Sprintf("s%d", si), fmt.Sprintf("task%d", si)
-		ds.Tasks = append(ds.Tasks, kandevtest.Task{ID: task, WorkspaceID: "ws", Title: task, Metadata: diffTaskMeta[src.Next(len(diffTaskMeta))]})
-		ds.Sessions = append(ds.Sessions, kandevtest.Session{ID: sid, TaskID: task,
-			State: diffStates[src.Next(len(diffStates))], IsPrimary: true, StartedAt: kandevtest.P(v.turnStamps[0])})
+		ds.Tasks = append(ds.Tasks, kandevdb.Task{ID: task, WorkspaceID: "ws", Title: task, Metadata: diffTaskMeta[src.Next(len(diffTaskMeta))]})
+		ds.Sessions = append(ds.Sessions, kandevdb.Session{ID: sid, TaskID: task,
+			State: diffStates[src.Next(len(diffStates))], IsPrimary: true, StartedAt: kandevdb.P(v.turnStamps[0])})
 		for ti := range src.Next(7) {
-			tu := kandevtest.Turn{ID: fmt.Sprintf("%s-t%d%d", sid, (ti*7+src.Next(10))%10, ti), SessionID: sid, TaskID: task,
+			tu := kandevdb.Turn{ID: fmt.Sprintf("%s-t%d%d", sid, (ti*7+src.Next(10))%10, ti), SessionID: sid, TaskID: task,
 				StartedAt: v.turnStamps[src.Next(len(v.turnStamps))]}
 			if c := src.Next(len(v.turnStamps) + 1); c < len(v.turnStamps) {
 				tu.CreatedAt = &v.turnStamps[c]
 			}
 			switch src.Next(3) {
 			case 1:
-				tu.CompletedAt = kandevtest.P(tu.StartedAt)
+				tu.CompletedAt = kandevdb.P(tu.StartedAt)
 			case 2:
 				tu.CompletedAt = &v.turnStamps[3]
 			}
@@ -133,7 +134,7 @@ func diffDataset(shape []byte, v diffValues) kandevtest.Dataset {
 			ds.Turns = append(ds.Turns, tu)
 			for k := range src.Next(4) {
 				at := v.msgStamps[src.Next(len(v.msgStamps))]
-				ds.Messages = append(ds.Messages, kandevtest.Message{ID: fmt.Sprintf("m-%s-%d", tu.ID, k), SessionID: sid, TaskID: task,
+				ds.Messages = append(ds.Messages, kandevdb.Message{ID: fmt.Sprintf("m-%s-%d", tu.ID, k), SessionID: sid, TaskID: task,
 					TurnID: tu.ID, Author: diffAuthors[src.Next(len(diffAuthors))], Type: diffTypes[src.Next(len(diffTypes))],
 					Metadata: diffMsgMeta[src.Next(len(diffMsgMeta))], CreatedAt: at, UpdatedAt: at})
 			}
@@ -151,7 +152,7 @@ type want struct {
 	malformed       bool // a turn the answer rests on is malformed
 }
 
-func ruleAnswers(d authority.Dialect, ds kandevtest.Dataset) map[string]want {
+func ruleAnswers(d authority.Dialect, ds kandevdb.Dataset) map[string]want {
 	hasMsg := turnsWithMessages(ds)
 	bySession := map[string][]authority.Turn{}
 	for _, tu := range ds.Turns {
@@ -204,7 +205,7 @@ const emptyTables = "DELETE FROM task_session_messages; DELETE FROM task_session
 
 func openDiffDBs(t testing.TB) []diffDB {
 	ctx := context.Background()
-	lite, err := kandevtest.CreateSQLite(filepath.Join(t.TempDir(), "kandev.db"), kandevtest.Options{})
+	lite, err := kandevdb.CreateSQLite(filepath.Join(t.TempDir(), "kandev.db"), kandevdb.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +214,7 @@ func openDiffDBs(t testing.TB) []diffDB {
 	if err != nil {
 		t.Fatal(err)
 	}
-	post, err := kandevtest.CreatePostgres(ctx, dsn, kandevtest.Options{})
+	post, err := kandevdb.CreatePostgres(ctx, dsn, kandevdb.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +235,7 @@ func openDiffDBs(t testing.TB) []diffDB {
 }
 
 // snapshotOf replaces the database's rows with ds and takes a snapshot.
-func (d diffDB) snapshotOf(t *testing.T, ds kandevtest.Dataset) *kandev.Snapshot {
+func (d diffDB) snapshotOf(t *testing.T, ds kandevdb.Dataset) *model.Snapshot {
 	t.Helper()
 	ctx := context.Background()
 	if err := d.reset(ctx); err != nil {
@@ -252,7 +253,7 @@ func (d diffDB) snapshotOf(t *testing.T, ds kandevtest.Dataset) *kandev.Snapshot
 
 // checkAgainstRule loads ds and compares every session of the snapshot
 // with the Go rule's answer.
-func checkAgainstRule(t *testing.T, d diffDB, ds kandevtest.Dataset) {
+func checkAgainstRule(t *testing.T, d diffDB, ds kandevdb.Dataset) {
 	ctx := context.Background()
 	snap := d.snapshotOf(t, ds)
 	wants := ruleAnswers(d.dialect, ds)
@@ -289,7 +290,7 @@ func checkAgainstRule(t *testing.T, d diffDB, ds kandevtest.Dataset) {
 	}
 }
 
-func describeTurns(ds kandevtest.Dataset, session string) string {
+func describeTurns(ds kandevdb.Dataset, session string) string {
 	hasMsg := turnsWithMessages(ds)
 	text := func(p *string) string {
 		if p == nil {
@@ -338,7 +339,7 @@ func FuzzSnapshotAgainstRule(f *testing.F) {
 }
 
 // turnsWithMessages names the turns at least one message belongs to.
-func turnsWithMessages(ds kandevtest.Dataset) map[string]bool {
+func turnsWithMessages(ds kandevdb.Dataset) map[string]bool {
 	has := map[string]bool{}
 	for _, m := range ds.Messages {
 		has[m.TurnID] = true

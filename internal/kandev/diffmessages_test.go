@@ -5,9 +5,9 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/authority"
-	"github.com/watchdogd/watchdogd/internal/kandev"
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
 	"github.com/watchdogd/watchdogd/internal/kandevtime"
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // The differential's check of the current turn's messages, and the rules'
@@ -27,7 +27,7 @@ func rowOfItsOwn(author, typ string) bool {
 // checkMessages compares the current turn's messages as the snapshot read
 // them with the rows: the newest plain agent update (its instant, and a
 // type among the rows at that instant) and the rows returned whole.
-func checkMessages(t *testing.T, d authority.Dialect, ds kandevtest.Dataset, s kandev.Session) {
+func checkMessages(t *testing.T, d authority.Dialect, ds kandevdb.Dataset, s model.Session) {
 	t.Helper()
 	if s.Current == nil {
 		if len(s.Messages) > 0 {
@@ -42,7 +42,7 @@ func checkMessages(t *testing.T, d authority.Dialect, ds kandevtest.Dataset, s k
 			whole[m.ID] = true
 		}
 	}
-	var got kandev.Message
+	var got model.Message
 	for _, m := range s.Messages {
 		if m.ID != "" && rowOfItsOwn(m.Author, m.Type) {
 			if !whole[m.ID] {
@@ -64,7 +64,7 @@ func checkMessages(t *testing.T, d authority.Dialect, ds kandevtest.Dataset, s k
 
 // newestPlain returns the instant of a turn's newest plain agent updates
 // and their types.
-func newestPlain(ds kandevtest.Dataset, turnID string) (time.Time, map[string]bool) {
+func newestPlain(ds kandevdb.Dataset, turnID string) (time.Time, map[string]bool) {
 	var newest time.Time
 	types := map[string]bool{}
 	for _, m := range ds.Messages {

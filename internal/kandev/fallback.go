@@ -9,6 +9,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/watchdogd/watchdogd/internal/authority"
+	"github.com/watchdogd/watchdogd/internal/kandevsql"
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // readSessions runs the fast statement; on PostgreSQL it runs under a
@@ -16,7 +18,7 @@ import (
 // class 22, or 54001 for JSON nested past the server's stack), rolls back to
 // it and reads the same selection with metadata as text for the Go rule.
 // Same snapshot, still a fixed number of statements.
-func (r *Reader) readSessions(ctx context.Context, tx *sql.Tx, snap *Snapshot, args []any) ([]Session, error) {
+func (r *Reader) readSessions(ctx context.Context, tx *sql.Tx, snap *model.Snapshot, args []any) ([]model.Session, error) {
 	if r.dialect == authority.SQLite {
 		return r.fastSessions(ctx, tx, snap, args)
 	}
@@ -48,8 +50,8 @@ func castFailed(err error) bool {
 	return errors.As(err, &pgErr) && (strings.HasPrefix(pgErr.Code, "22") || pgErr.Code == "54001")
 }
 
-func (r *Reader) fallbackSessions(ctx context.Context, tx *sql.Tx, snap *Snapshot, args []any) ([]Session, error) {
-	rows, err := r.query(ctx, tx, snap, sessionTurnsQuery(r.dialect, r.hasQueued, len(args) > 0), args...)
+func (r *Reader) fallbackSessions(ctx context.Context, tx *sql.Tx, snap *model.Snapshot, args []any) ([]model.Session, error) {
+	rows, err := r.query(ctx, tx, snap, kandevsql.SessionTurns(r.dialect, r.hasQueued, len(args) > 0), args...)
 	if err != nil {
 		return nil, r.wrap("read sessions (metadata as text)", err)
 	}
@@ -98,18 +100,18 @@ func (r *Reader) fallbackSessions(ctx context.Context, tx *sql.Tx, snap *Snapsho
 }
 
 // resolveInGo applies the Go rule to one session's turns (fallback path).
-func (r *Reader) resolveInGo(snap *Snapshot, s *Session, turns []authority.Turn, starts, ends []stamp) {
+func (r *Reader) resolveInGo(snap *model.Snapshot, s *model.Session, turns []authority.Turn, starts, ends []stamp) {
 	res := authority.Resolve(r.dialect, turns)
 	if res.Current >= 0 {
-		t, row := turns[res.Current], turnRow(turns[res.Current].ID)
-		s.Current = &Turn{ID: t.ID, Open: t.Open(), StartedAt: starts[res.Current].time(snap, row), CompletedAt: ends[res.Current].time(snap, row)}
+		t, row := turns[res.Current], model.TurnRow(turns[res.Current].ID)
+		s.Current = &model.Turn{ID: t.ID, Open: t.Open(), StartedAt: starts[res.Current].time(snap, row), CompletedAt: ends[res.Current].time(snap, row)}
 	}
 	if res.Kandev >= 0 {
 		s.KandevTurnID = turns[res.Kandev].ID
 	}
 	s.OpenTurns = len(res.Open)
 	if len(res.Open) > 1 {
-		s.SecondOpenStartedAt = starts[res.Open[1]].time(snap, turnRow(turns[res.Open[1]].ID))
+		s.SecondOpenStartedAt = starts[res.Open[1]].time(snap, model.TurnRow(turns[res.Open[1]].ID))
 	}
 	// Validity is checked on the turns the answer rests on, as the fast
 	// statement does: the current turn, kandev's turn, the newest
@@ -122,7 +124,7 @@ func (r *Reader) resolveInGo(snap *Snapshot, s *Session, turns []authority.Turn,
 		}
 		seen[i] = true
 		if _, kind := authority.TurnFlags(r.dialect, turns[i].Metadata); kind == authority.Malformed {
-			snap.Malformed = append(snap.Malformed, turnRow(turns[i].ID))
+			snap.Malformed = append(snap.Malformed, model.TurnRow(turns[i].ID))
 			s.MalformedMetadata = true
 		}
 	}

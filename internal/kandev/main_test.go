@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
 	"github.com/watchdogd/watchdogd/internal/pgtest"
 )
 
@@ -20,31 +20,31 @@ func TestMain(m *testing.M) {
 // database is one kandev-shaped database of either dialect.
 type database interface {
 	URL() string
-	Write(ctx context.Context, d kandevtest.Dataset) error
+	Write(ctx context.Context, d kandevdb.Dataset) error
 }
 
 type dialectCase struct {
 	name string
-	make func(t *testing.T, opts kandevtest.Options) database
+	make func(t *testing.T, opts kandevdb.Options) database
 }
 
 // dialects runs a test body against a fresh SQLite file and a fresh
 // PostgreSQL database.
 var dialects = []dialectCase{
-	{"sqlite", func(t *testing.T, opts kandevtest.Options) database {
-		db, err := kandevtest.CreateSQLite(filepath.Join(t.TempDir(), "kandev.db"), opts)
+	{"sqlite", func(t *testing.T, opts kandevdb.Options) database {
+		db, err := kandevdb.CreateSQLite(filepath.Join(t.TempDir(), "kandev.db"), opts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = db.Close() })
 		return db
 	}},
-	{"postgres", func(t *testing.T, opts kandevtest.Options) database {
+	{"postgres", func(t *testing.T, opts kandevdb.Options) database {
 		dsn, err := pg.NewDatabase(context.Background(), "kandev")
 		if err != nil {
 			t.Fatal(err)
 		}
-		db, err := kandevtest.CreatePostgres(context.Background(), dsn, opts)
+		db, err := kandevdb.CreatePostgres(context.Background(), dsn, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +53,7 @@ var dialects = []dialectCase{
 	}},
 }
 
-func load(t *testing.T, dc dialectCase, ds kandevtest.Dataset, opts kandevtest.Options) database {
+func load(t *testing.T, dc dialectCase, ds kandevdb.Dataset, opts kandevdb.Options) database {
 	t.Helper()
 	db := dc.make(t, opts)
 	if err := db.Write(context.Background(), ds); err != nil {

@@ -11,12 +11,14 @@ import (
 	"strings"
 
 	"github.com/watchdogd/watchdogd/internal/authority"
+	"github.com/watchdogd/watchdogd/internal/kandevsql"
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // readMessages reads the current turns' messages in one statement, and on
 // SQLite a second for the turns with an update julianday cannot order
-// (messagesQuery), which exist only when kandev wrote an odd shape.
-func (r *Reader) readMessages(ctx context.Context, tx *sql.Tx, snap *Snapshot, sessions []Session, limit string) error {
+// (kandevsql.Messages), which exist only when kandev wrote an odd shape.
+func (r *Reader) readMessages(ctx context.Context, tx *sql.Tx, snap *model.Snapshot, sessions []model.Session, limit string) error {
 	// The statement answers with each id's position in ids; owner maps it
 	// back to the session, without a map of 10,000 turn ids per scan.
 	ids := make([]string, 0, len(sessions))
@@ -28,28 +30,29 @@ func (r *Reader) readMessages(ctx context.Context, tx *sql.Tx, snap *Snapshot, s
 			owner = append(owner, i)
 		}
 	}
-	again, err := r.messagesOf(ctx, tx, snap, sessions, false, ids, owner, limit)
+	var big []bigAt
+	again, err := r.messagesOf(ctx, tx, snap, sessions, false, ids, owner, limit, &big)
 	if err != nil {
 		return err
 	}
 	if len(again) == 0 {
-		return r.readBigMetadata(ctx, tx, snap, sessions)
+		return r.readBigMetadata(ctx, tx, snap, sessions, big)
 	}
 	ids, owner = ids[:0], owner[:0]
 	for _, i := range again {
 		ids = append(ids, sessions[i].Current.ID)
 		owner = append(owner, i)
 	}
-	if _, err = r.messagesOf(ctx, tx, snap, sessions, true, ids, owner, limit); err != nil {
+	if _, err = r.messagesOf(ctx, tx, snap, sessions, true, ids, owner, limit, &big); err != nil {
 		return err
 	}
-	return r.readBigMetadata(ctx, tx, snap, sessions)
+	return r.readBigMetadata(ctx, tx, snap, sessions, big)
 }
 
 // messagesOf runs one messages statement over ids and sets the owners'
 // messages; it returns the sessions whose turn must be read again with
 // unordered set.
-func (r *Reader) messagesOf(ctx context.Context, tx *sql.Tx, snap *Snapshot, sessions []Session, unordered bool, ids []string, owner []int, limit string) ([]int, error) {
+func (r *Reader) messagesOf(ctx context.Context, tx *sql.Tx, snap *model.Snapshot, sessions []model.Session, unordered bool, ids []string, owner []int, limit string, big *[]bigAt) ([]int, error) {
 	var arg any = ids
 	if r.dialect == authority.SQLite {
 		b, err := json.Marshal(ids)
@@ -58,7 +61,7 @@ func (r *Reader) messagesOf(ctx context.Context, tx *sql.Tx, snap *Snapshot, ses
 		}
 		arg = string(b)
 	}
-	rows, err := r.query(ctx, tx, snap, messagesQuery(r.dialect, unordered), arg, limit)
+	rows, err := r.query(ctx, tx, snap, kandevsql.Messages(r.dialect, unordered), arg, limit)
 	if err != nil {
 		return nil, r.wrap("read current-turn messages", err)
 	}
@@ -81,13 +84,14 @@ func (r *Reader) messagesOf(ctx context.Context, tx *sql.Tx, snap *Snapshot, ses
 		}
 		i := owner[n]
 		turn := sessions[i].Current.ID
-		var msgs []Message
+		var msgs []model.Message
+		var bigs []bigAt
 		var unorderable bool
 		switch {
 		case r.dialect == authority.Postgres:
-			msgs, err = r.messagesFrom(snap, turn, newest, nullPtr(newestType), list, users, ahead)
+			msgs, bigs, err = r.messagesFrom(snap, turn, newest, nullPtr(newestType), list, users, ahead)
 		case probe.Valid:
-			msgs, unorderable, err = r.decodeMessages(snap, turn, probe.String)
+			msgs, bigs, unorderable, err = r.decodeMessages(snap, turn, probe.String)
 		default:
 			continue
 		}
@@ -99,6 +103,10 @@ func (r *Reader) messagesOf(ctx context.Context, tx *sql.Tx, snap *Snapshot, ses
 			continue
 		}
 		setMessages(snap, &sessions[i], msgs)
+		for _, b := range bigs {
+			b.session = i
+			*big = append(*big, b)
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, r.wrap("read current-turn messages", err)
@@ -108,11 +116,11 @@ func (r *Reader) messagesOf(ctx context.Context, tx *sql.Tx, snap *Snapshot, ses
 
 // setMessages gives a session its current turn's messages and lists those
 // whose metadata is malformed, which the report names row by row.
-func setMessages(snap *Snapshot, s *Session, msgs []Message) {
+func setMessages(snap *model.Snapshot, s *model.Session, msgs []model.Message) {
 	for _, m := range msgs {
 		// A NULL id (SQLite only) fails kandev's read of the turn's messages.
 		if m.NullID || m.Meta.Kind == authority.Malformed {
-			snap.Malformed = append(snap.Malformed, messageRow(m, s.Current.ID))
+			snap.Malformed = append(snap.Malformed, model.MessageRow(m, s.Current.ID))
 			s.MalformedMetadata = true
 		}
 	}
@@ -125,7 +133,7 @@ func setMessages(snap *Snapshot, s *Session, msgs []Message) {
 // rows…], the count of updates after the limit], and "1" when an update
 // could not be ordered (then the rest is not decoded: the turn is read
 // again).
-func (r *Reader) decodeMessages(snap *Snapshot, turn, probe string) (_ []Message, unorderable bool, _ error) {
+func (r *Reader) decodeMessages(snap *model.Snapshot, turn, probe string) (_ []model.Message, _ []bigAt, unorderable bool, _ error) {
 	v, err := parseProbe(probe)
 	if err == nil && len(v.arr) != 5 && len(v.arr) != 6 {
 		err = errors.New("want 5 or 6 fields")
@@ -135,32 +143,32 @@ func (r *Reader) decodeMessages(snap *Snapshot, turn, probe string) (_ []Message
 		ahead, err = strconv.ParseInt(*v.arr[4].str, 10, 64)
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("decode messages %.200q: %w", probe, err)
+		return nil, nil, false, fmt.Errorf("decode messages %.200q: %w", probe, err)
 	}
 	if len(v.arr) == 6 && v.arr[5].str != nil {
-		return nil, true, nil
+		return nil, nil, true, nil
 	}
 	var newest stamp
 	if at := v.arr[0].str; at != nil {
 		newest = stamp{valid: true, text: *at}
 	}
-	msgs, err := r.messages(snap, turn, newest, v.arr[1].str, v.arr[2], v.arr[3], ahead)
-	return msgs, false, err
+	msgs, big, err := r.messages(snap, turn, newest, v.arr[1].str, v.arr[2], v.arr[3], ahead)
+	return msgs, big, false, err
 }
 
 // aheadOf lists a turn's agent updates after the snapshot's limit, which
 // the statement left out of the newest: once per value, as an unparseable
 // value is.
-func aheadOf(snap *Snapshot, turn string, n int64) {
+func aheadOf(snap *model.Snapshot, turn string, n int64) {
 	for range n {
-		snap.Future = append(snap.Future, RowRef{Table: "task_session_messages", Of: "an update after the scan, turn " + turn})
+		snap.Future = append(snap.Future, model.RowRef{Table: "task_session_messages", Of: "an update after the scan, turn " + turn})
 	}
 }
 
 // messagesFrom reads one turn's columns on PostgreSQL: the newest plain
 // agent update's instant and type, the rows and the user rows as JSON lists
 // (NULL: none).
-func (r *Reader) messagesFrom(snap *Snapshot, turn string, newest stamp, newestType *string, list, users sql.NullString, ahead int64) ([]Message, error) {
+func (r *Reader) messagesFrom(snap *model.Snapshot, turn string, newest stamp, newestType *string, list, users sql.NullString, ahead int64) ([]model.Message, []bigAt, error) {
 	var rows, userRows jval
 	for _, l := range []struct {
 		raw sql.NullString
@@ -171,7 +179,7 @@ func (r *Reader) messagesFrom(snap *Snapshot, turn string, newest stamp, newestT
 		}
 		var err error
 		if *l.v, err = parseProbe(l.raw.String); err != nil {
-			return nil, fmt.Errorf("decode messages %.200q: %w", l.raw.String, err)
+			return nil, nil, fmt.Errorf("decode messages %.200q: %w", l.raw.String, err)
 		}
 	}
 	return r.messages(snap, turn, newest, newestType, rows, userRows, ahead)
@@ -183,66 +191,79 @@ func (r *Reader) messagesFrom(snap *Snapshot, turn string, newest stamp, newestT
 // metadata, created_at, updated_at, the key to read too big metadata by
 // (it is read apart: readBigMetadata)], then the user rows, each [id, type,
 // created_at], read for when they were written. Content comes cut to
-// readText characters and is cut here with the mark.
-func (r *Reader) messages(snap *Snapshot, turn string, newest stamp, newestType *string, list, users jval, ahead int64) ([]Message, error) {
-	var out []Message
+// one character more than is kept (kandevsql) and is cut here with the mark.
+func (r *Reader) messages(snap *model.Snapshot, turn string, newest stamp, newestType *string, list, users jval, ahead int64) (_ []model.Message, big []bigAt, _ error) {
+	var out []model.Message
 	aheadOf(snap, turn, ahead)
 	switch {
 	case newest.valid:
 		at, ok := newest.parse()
 		if !ok { // named here, not before: the name costs an allocation
-			snap.Unparseable = append(snap.Unparseable, RowRef{Table: "task_session_messages", Of: "newest update, turn " + turn})
+			snap.Unparseable = append(snap.Unparseable, model.RowRef{Table: "task_session_messages", Of: "newest update, turn " + turn})
 		}
-		out = append(out, Message{Author: "agent", UpdatedAt: at, Type: deref(newestType)})
+		out = append(out, model.Message{Author: "agent", UpdatedAt: at, Type: deref(newestType)})
 	case ahead > 0:
 		// The agent's only updates are after the limit: output, at a time
 		// not known.
-		out = append(out, Message{Author: "agent"})
+		out = append(out, model.Message{Author: "agent"})
 	}
 	rows, err := list.stringLists()
 	if err != nil {
-		return nil, fmt.Errorf("decode messages: %w", err)
-	}
-	for _, a := range rows {
-		if len(a) != 8 {
-			return nil, fmt.Errorf("decode messages: want 8 fields")
-		}
-		m := Message{ID: deref(a[0]), NullID: a[0] == nil, Meta: authority.ParseMetadata(r.dialect, a[4]), bigMeta: deref(a[7])}
-		row := messageRow(m, turn)
-		m.CreatedAt, m.UpdatedAt = parseStamp(snap, a[5], row), parseStamp(snap, a[6], row)
-		m.Author, m.Type, m.Content = deref(a[1]), deref(a[2]), Cut(deref(a[3]), MaxText)
-		out = append(out, m)
+		return nil, nil, fmt.Errorf("decode messages: %w", err)
 	}
 	byUser, err := users.stringLists()
 	if err != nil {
-		return nil, fmt.Errorf("decode user messages: %w", err)
+		return nil, nil, fmt.Errorf("decode user messages: %w", err)
+	}
+	whole := make([]rowOf, 0, len(rows)+len(byUser))
+	for _, a := range rows {
+		if len(a) != 8 {
+			return nil, nil, fmt.Errorf("decode messages: want 8 fields")
+		}
+		m := model.Message{ID: deref(a[0]), NullID: a[0] == nil, Meta: authority.ParseMetadata(r.dialect, a[4])}
+		row := model.MessageRow(m, turn)
+		m.CreatedAt, m.UpdatedAt = parseStamp(snap, a[5], row), parseStamp(snap, a[6], row)
+		m.Author, m.Type, m.Content = deref(a[1]), deref(a[2]), model.Cut(deref(a[3]), model.MaxText)
+		whole = append(whole, rowOf{m, deref(a[7])})
 	}
 	for _, a := range byUser {
 		if len(a) != 3 {
-			return nil, fmt.Errorf("decode user messages: want 3 fields")
+			return nil, nil, fmt.Errorf("decode user messages: want 3 fields")
 		}
-		m := Message{ID: deref(a[0]), NullID: a[0] == nil, Author: "user", Type: deref(a[1])}
-		m.CreatedAt = parseStamp(snap, a[2], messageRow(m, turn))
-		out = append(out, m)
+		m := model.Message{ID: deref(a[0]), NullID: a[0] == nil, Author: "user", Type: deref(a[1])}
+		m.CreatedAt = parseStamp(snap, a[2], model.MessageRow(m, turn))
+		whole = append(whole, rowOf{m: m})
 	}
 	// The aggregates gather rows in the order the server met them, which
 	// is the table's and not kandev's, may differ between the dialects,
-	// and on PostgreSQL can change when a row is updated. The rules read questions in this order and take the first of
-	// equal instants, so it is made kandev's own: creation, then id.
-	whole := out[len(out)-len(rows)-len(byUser):]
-	slices.SortStableFunc(whole, func(a, b Message) int {
-		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+	// and on PostgreSQL can change when a row is updated. The rules read
+	// questions in this order and take the first of equal instants, so it
+	// is made kandev's own: creation, then id.
+	slices.SortStableFunc(whole, func(a, b rowOf) int {
+		if c := a.m.CreatedAt.Compare(b.m.CreatedAt); c != 0 {
 			return c
 		}
-		return strings.Compare(a.ID, b.ID)
+		return strings.Compare(a.m.ID, b.m.ID)
 	})
-	return out, nil
+	for _, w := range whole {
+		if w.big != "" {
+			big = append(big, bigAt{message: len(out), key: w.big})
+		}
+		out = append(out, w.m)
+	}
+	return out, big, nil
 }
 
-// messageRow names a message of the turn, by the turn when its id is NULL.
-func messageRow(m Message, turn string) RowRef {
-	if m.NullID {
-		return RowRef{Table: "task_session_messages", Of: "NULL id, turn " + turn}
-	}
-	return RowRef{Table: "task_session_messages", ID: m.ID}
+// rowOf is a message as read, with the key to read its metadata by when
+// it was too big to read with the others ("" when not).
+type rowOf struct {
+	m   model.Message
+	big string
+}
+
+// bigAt is a message whose metadata is read apart: its place among its
+// session's messages and the key to read it by.
+type bigAt struct {
+	session, message int
+	key              string
 }

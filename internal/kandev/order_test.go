@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/kandev"
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
 )
 
 // TestSessionsSortedByID: the sessions statement returns its rows in no
@@ -20,7 +20,7 @@ import (
 // turns and messages through the sort.
 func TestSessionsSortedByID(t *testing.T) {
 	states := []string{"RUNNING", "WAITING_FOR_INPUT", "IDLE", "STARTING"}
-	b := kandevtest.NewBuilder(now)
+	b := kandevdb.NewBuilder(now)
 	var want []string
 	for i := 40; i > 0; i-- {
 		id := fmt.Sprintf("s%02d", i)
@@ -34,7 +34,7 @@ func TestSessionsSortedByID(t *testing.T) {
 	slices.Sort(want)
 	for _, dc := range dialects {
 		t.Run(dc.name, func(t *testing.T) {
-			db := load(t, dc, b.DS, kandevtest.Options{})
+			db := load(t, dc, b.DS, kandevdb.Options{})
 			snap := snapshot(t, db.URL(), kandev.Options{})
 			var got []string
 			for _, s := range snap.Sessions {
@@ -57,7 +57,7 @@ func TestSessionsSortedByID(t *testing.T) {
 // flagged, nothing doubled.
 func TestMalformedRowLateInTheStream(t *testing.T) {
 	const good = 3000
-	b := kandevtest.NewBuilder(now)
+	b := kandevdb.NewBuilder(now)
 	for i := 0; i < good; i++ {
 		s := b.Session(fmt.Sprintf("s%05d", i), "task", "ws", "RUNNING", time.Hour, "")
 		s.Turn(fmt.Sprintf("s%05d-t", i), 30*time.Minute, -1, "").Agent("message", 20*time.Minute)
@@ -65,8 +65,8 @@ func TestMalformedRowLateInTheStream(t *testing.T) {
 	// Written last: the last row the statement reaches.
 	s := b.Session("zz-bad", "task", "ws", "RUNNING", time.Hour, "")
 	s.Turn("zz-bad-t", 30*time.Minute, -1, "").Agent("message", 20*time.Minute)
-	b.DS.Turns[len(b.DS.Turns)-1].Metadata = kandevtest.P("{")
-	db := load(t, dialects[1], b.DS, kandevtest.Options{})
+	b.DS.Turns[len(b.DS.Turns)-1].Metadata = kandevdb.P("{")
+	db := load(t, dialects[1], b.DS, kandevdb.Options{})
 	analyze(t, db.URL())
 	snap := snapshot(t, db.URL(), kandev.Options{})
 	if !snap.Fallback {
@@ -103,19 +103,19 @@ func analyze(t *testing.T, url string) {
 // order on both dialects, whatever order the table holds them in (here
 // written newest first).
 func TestMessageRowsInCreationOrder(t *testing.T) {
-	ds := kandevtest.Dataset{
-		Tasks:    []kandevtest.Task{{ID: "task", WorkspaceID: "ws", Title: "T"}},
-		Sessions: []kandevtest.Session{{ID: "s", TaskID: "task", State: "RUNNING"}},
-		Turns:    []kandevtest.Turn{{ID: "t", SessionID: "s", TaskID: "task", StartedAt: "2026-11-29 11:00:00+00:00"}},
+	ds := kandevdb.Dataset{
+		Tasks:    []kandevdb.Task{{ID: "task", WorkspaceID: "ws", Title: "T"}},
+		Sessions: []kandevdb.Session{{ID: "s", TaskID: "task", State: "RUNNING"}},
+		Turns:    []kandevdb.Turn{{ID: "t", SessionID: "s", TaskID: "task", StartedAt: "2026-11-29 11:00:00+00:00"}},
 	}
 	for i := 5; i >= 1; i-- {
 		at := fmt.Sprintf("2026-11-29 11:0%d:00+00:00", i)
-		ds.Messages = append(ds.Messages, kandevtest.Message{ID: fmt.Sprintf("m%d", 6-i), SessionID: "s", TaskID: "task", TurnID: "t",
-			Author: "agent", Type: "clarification_request", Metadata: kandevtest.P(`{"pending_id": "p"}`), CreatedAt: at, UpdatedAt: at})
+		ds.Messages = append(ds.Messages, kandevdb.Message{ID: fmt.Sprintf("m%d", 6-i), SessionID: "s", TaskID: "task", TurnID: "t",
+			Author: "agent", Type: "clarification_request", Metadata: kandevdb.P(`{"pending_id": "p"}`), CreatedAt: at, UpdatedAt: at})
 	}
 	for _, dc := range dialects {
 		t.Run(dc.name, func(t *testing.T) {
-			db := load(t, dc, ds, kandevtest.Options{})
+			db := load(t, dc, ds, kandevdb.Options{})
 			var got []string
 			for _, m := range snapshot(t, db.URL(), kandev.Options{}).Sessions[0].Messages {
 				if !m.Aggregate() {

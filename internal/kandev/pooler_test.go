@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/kandev"
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
 	"github.com/watchdogd/watchdogd/internal/pgtest"
 )
 
@@ -33,9 +33,9 @@ func TestBehindPgBouncer(t *testing.T) {
 			for _, malformed := range []bool{false, true} {
 				ds := sessionsDataset(5)
 				if malformed {
-					ds.Turns[0].Metadata = kandevtest.P("{")
+					ds.Turns[0].Metadata = kandevdb.P("{")
 				}
-				db := load(t, dialects[1], ds, kandevtest.Options{})
+				db := load(t, dialects[1], ds, kandevdb.Options{})
 				direct := snapshot(t, db.URL(), kandev.Options{})
 				url, err := bouncer.Through(db.URL())
 				if err != nil {

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/watchdogd/watchdogd/internal/kandev"
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
 )
 
 // TestProbeIndexPrefersCompletedAt: on SQLite the probes name kandev's
@@ -16,7 +16,7 @@ import (
 // same on each.
 func TestProbeIndexPrefersCompletedAt(t *testing.T) {
 	ctx := context.Background()
-	db := load(t, dialects[0], sessionsDataset(3), kandevtest.Options{}).(*kandevtest.SQLite)
+	db := load(t, dialects[0], sessionsDataset(3), kandevdb.Options{}).(*kandevdb.SQLite)
 	steps := []struct {
 		ddl, want string // want "" means no INDEXED BY at all
 	}{

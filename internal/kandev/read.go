@@ -10,23 +10,25 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/authority"
+	"github.com/watchdogd/watchdogd/internal/kandevsql"
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // Snapshot reads every active session in one read-only transaction with a
 // fixed number of statements, whatever the number of sessions: never one
 // query per session.
-func (r *Reader) Snapshot(ctx context.Context) (*Snapshot, error) {
+func (r *Reader) Snapshot(ctx context.Context) (*model.Snapshot, error) {
 	return r.snapshot(ctx, nil)
 }
 
 // TaskSnapshot reads the active sessions of one task the same way: the
 // fresh check right before an action is delivered.
-func (r *Reader) TaskSnapshot(ctx context.Context, taskID string) (*Snapshot, error) {
+func (r *Reader) TaskSnapshot(ctx context.Context, taskID string) (*model.Snapshot, error) {
 	return r.snapshot(ctx, &taskID)
 }
 
-func (r *Reader) snapshot(ctx context.Context, taskID *string) (snap *Snapshot, err error) {
-	snap = &Snapshot{Dialect: r.dialect}
+func (r *Reader) snapshot(ctx context.Context, taskID *string) (snap *model.Snapshot, err error) {
+	snap = &model.Snapshot{Dialect: r.dialect}
 	limit := "infinity" // no limit: SQLite's julianday reads it as NULL, PostgreSQL as after every instant
 	var notAfter time.Time
 	if r.notAfter != nil {
@@ -101,26 +103,26 @@ func (r *Reader) begin(ctx context.Context) (*sql.Tx, error) {
 // sortSessions puts sessions in byte order of their ids, as Snapshot
 // promises: the fast statement returns them unordered, and the fallback's
 // ORDER BY follows the server's collation, which need not be byte order.
-func sortSessions(s []Session) {
-	byID := func(a, b Session) int { return strings.Compare(a.ID, b.ID) }
+func sortSessions(s []model.Session) {
+	byID := func(a, b model.Session) int { return strings.Compare(a.ID, b.ID) }
 	if !slices.IsSortedFunc(s, byID) {
 		slices.SortFunc(s, byID)
 	}
 }
 
-func (r *Reader) count(snap *Snapshot, q string) {
+func (r *Reader) count(snap *model.Snapshot, q string) {
 	snap.Statements++
 	if r.onStatement != nil {
 		r.onStatement(q)
 	}
 }
 
-func (r *Reader) query(ctx context.Context, tx *sql.Tx, snap *Snapshot, q string, args ...any) (*sql.Rows, error) {
+func (r *Reader) query(ctx context.Context, tx *sql.Tx, snap *model.Snapshot, q string, args ...any) (*sql.Rows, error) {
 	r.count(snap, q)
 	return tx.QueryContext(ctx, q, args...)
 }
 
-func (r *Reader) exec(ctx context.Context, tx *sql.Tx, snap *Snapshot, q string) error {
+func (r *Reader) exec(ctx context.Context, tx *sql.Tx, snap *model.Snapshot, q string) error {
 	r.count(snap, q)
 	_, err := tx.ExecContext(ctx, q)
 	return err
@@ -146,19 +148,19 @@ func (c *sessionCols) dest(more ...any) []any {
 		&c.id, &c.taskID, &c.state, &c.primary, &c.started, &c.title, &c.workspace, &c.taskMeta, &c.queued), more...)
 }
 
-func (c *sessionCols) session(snap *Snapshot) Session {
-	return Session{
+func (c *sessionCols) session(snap *model.Snapshot) model.Session {
+	return model.Session{
 		ID: c.id.String, TaskID: c.taskID, State: c.state, IsPrimary: bool(c.primary),
-		StartedAt:    c.started.time(snap, RowRef{Table: "task_sessions", ID: c.id.String}),
-		TaskTitle:    Cut(c.title.String, MaxText),
+		StartedAt:    c.started.time(snap, model.RowRef{Table: "task_sessions", ID: c.id.String}),
+		TaskTitle:    model.Cut(c.title.String, model.MaxText),
 		WorkspaceID:  c.workspace.String,
 		TaskMetadata: authority.ParseMetadata(snap.Dialect, nullPtr(c.taskMeta)),
 		Queued:       int(c.queued),
 	}
 }
 
-func (r *Reader) fastSessions(ctx context.Context, tx *sql.Tx, snap *Snapshot, args []any) ([]Session, error) {
-	rows, err := r.query(ctx, tx, snap, sessionsQuery(r.dialect, r.hasQueued, len(args) > 0, r.probeIndex), args...)
+func (r *Reader) fastSessions(ctx context.Context, tx *sql.Tx, snap *model.Snapshot, args []any) ([]model.Session, error) {
+	rows, err := r.query(ctx, tx, snap, kandevsql.Sessions(r.dialect, r.hasQueued, len(args) > 0, r.probeIndex), args...)
 	if err != nil {
 		return nil, r.wrap("read sessions", err)
 	}
@@ -177,7 +179,7 @@ func (r *Reader) fastSessions(ctx context.Context, tx *sql.Tx, snap *Snapshot, a
 			// SQLite's TEXT PRIMARY KEY admits a NULL; kandev cannot read
 			// such a session, nor can anything name it to act on it. It is
 			// listed, not scanned, and the other sessions are.
-			snap.Malformed = append(snap.Malformed, RowRef{Table: "task_sessions", Of: "NULL id, task " + c.taskID})
+			snap.Malformed = append(snap.Malformed, model.RowRef{Table: "task_sessions", Of: "NULL id, task " + c.taskID})
 			continue
 		}
 		s := c.session(snap)
@@ -194,11 +196,11 @@ func (r *Reader) fastSessions(ctx context.Context, tx *sql.Tx, snap *Snapshot, a
 
 // sessionsSlice is where a snapshot's sessions go: sized as the last full
 // snapshot was, for a full one (no args); empty for one task's.
-func (r *Reader) sessionsSlice(args []any) []Session {
+func (r *Reader) sessionsSlice(args []any) []model.Session {
 	if len(args) > 0 {
 		return nil
 	}
-	return make([]Session, 0, r.lastSessions.Load())
+	return make([]model.Session, 0, r.lastSessions.Load())
 }
 
 // probeTurn is one turn a probe returned: [id, started_at, created_at or
@@ -252,7 +254,7 @@ func decodeTurns(raw sql.NullString, want int, list bool) ([]probeTurn, error) {
 // when any is open (open before completed), else the newest eligible
 // conversational turn — kandev's turn unless that is a lifecycle turn, in
 // which case the statement probed again.
-func (r *Reader) resolveProbes(snap *Snapshot, s *Session, openJSON, kandevJSON, convJSON sql.NullString) error {
+func (r *Reader) resolveProbes(snap *model.Snapshot, s *model.Session, openJSON, kandevJSON, convJSON sql.NullString) error {
 	open, err := decodeTurns(openJSON, 4, true)
 	if err != nil {
 		return err
@@ -277,10 +279,10 @@ func (r *Reader) resolveProbes(snap *Snapshot, s *Session, openJSON, kandevJSON,
 	s.OpenTurns = len(open)
 	switch {
 	case len(open) > 0:
-		s.Current = &Turn{ID: open[0].id, NullID: open[0].nullID, Open: true, StartedAt: open[0].startedAt(snap, s.ID)}
+		s.Current = &model.Turn{ID: open[0].id, NullID: open[0].nullID, Open: true, StartedAt: open[0].startedAt(snap, s.ID)}
 	case len(newest) > 0:
 		t := newest[0] // its third field is completed_at
-		s.Current = &Turn{ID: t.id, NullID: t.nullID, Open: t.other == nil, StartedAt: t.startedAt(snap, s.ID),
+		s.Current = &model.Turn{ID: t.id, NullID: t.nullID, Open: t.other == nil, StartedAt: t.startedAt(snap, s.ID),
 			CompletedAt: parseStamp(snap, t.other, t.row(s.ID))}
 	}
 	if len(open) > 1 {
@@ -289,7 +291,7 @@ func (r *Reader) resolveProbes(snap *Snapshot, s *Session, openJSON, kandevJSON,
 	if len(kv) > 0 {
 		s.KandevTurnID = kv[0].id
 	}
-	seen := map[RowRef]bool{}
+	seen := map[model.RowRef]bool{}
 	for _, group := range [][]probeTurn{open, newest, kv} {
 		for _, t := range group {
 			// bad is the turn's id when its metadata is malformed; NULL
@@ -308,25 +310,14 @@ func (r *Reader) resolveProbes(snap *Snapshot, s *Session, openJSON, kandevJSON,
 }
 
 // row names the turn, by its session when its id is NULL.
-func (t probeTurn) row(session string) RowRef { return turnRowOf(t.id, t.nullID, session) }
+func (t probeTurn) row(session string) model.RowRef { return model.TurnRowOf(t.id, t.nullID, session) }
 
-// turnRowOf names a turn of a session, by the session when its id is NULL.
-func turnRowOf(id string, nullID bool, session string) RowRef {
-	if nullID {
-		return RowRef{Table: "task_session_turns", Of: "NULL id, session " + session}
-	}
-	return turnRow(id)
-}
-
-// turnRow names the turn with this id.
-func turnRow(id string) RowRef { return RowRef{Table: "task_session_turns", ID: id} }
-
-func (t probeTurn) startedAt(snap *Snapshot, session string) time.Time {
+func (t probeTurn) startedAt(snap *model.Snapshot, session string) time.Time {
 	return parseStamp(snap, t.started, t.row(session))
 }
 
 // parseStamp parses a timestamp a probe returned as text.
-func parseStamp(snap *Snapshot, p *string, row RowRef) time.Time {
+func parseStamp(snap *model.Snapshot, p *string, row model.RowRef) time.Time {
 	if p == nil {
 		return time.Time{}
 	}
@@ -351,23 +342,31 @@ func nullPtr(s sql.NullString) *string {
 // given, whether or not they are current, in one read-only transaction and
 // a fixed number of statements: why a question asked on a turn that is no
 // longer current cleared (answered, expired…) is on its rows there.
-func (r *Reader) TurnMessages(ctx context.Context, turnIDs []string) (map[string][]Message, error) {
-	snap := &Snapshot{Dialect: r.dialect}
+func (r *Reader) TurnMessages(ctx context.Context, turnIDs []string) (map[string][]model.Message, error) {
+	snap := &model.Snapshot{Dialect: r.dialect}
 	tx, err := r.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = tx.Rollback() }()
-	sessions := make([]Session, len(turnIDs))
+	sessions := make([]model.Session, len(turnIDs))
 	for i, id := range turnIDs {
-		sessions[i].Current = &Turn{ID: id}
+		sessions[i].Current = &model.Turn{ID: id}
 	}
 	if err := r.readMessages(ctx, tx, snap, sessions, "infinity"); err != nil {
 		return nil, err
 	}
-	out := make(map[string][]Message, len(turnIDs))
+	out := make(map[string][]model.Message, len(turnIDs))
 	for _, s := range sessions {
 		out[s.Current.ID] = s.Messages
 	}
 	return out, nil
+}
+
+// Statements returns the snapshot's statements for this database, for EXPLAIN
+// in benchmarks and docs: the sessions statement and the current-turn
+// messages statement (which takes the current turn ids, and the latest
+// instant an update is taken to be as LimitText gives it).
+func (r *Reader) Statements() (sessions, messages string) {
+	return kandevsql.Sessions(r.dialect, r.hasQueued, false, r.probeIndex), kandevsql.Messages(r.dialect, false)
 }

@@ -12,15 +12,16 @@ import (
 
 	"github.com/watchdogd/watchdogd/internal/authority"
 	"github.com/watchdogd/watchdogd/internal/kandev"
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
 
 var now = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
 // sessionsDataset builds n sessions, each with three turns and messages.
-func sessionsDataset(n int) kandevtest.Dataset {
-	b := kandevtest.NewBuilder(now)
+func sessionsDataset(n int) kandevdb.Dataset {
+	b := kandevdb.NewBuilder(now)
 	for i := 0; i < n; i++ {
 		s := b.Session(fmt.Sprintf("s%04d", i), "task", "ws", "RUNNING", time.Hour, "")
 		s.Turn(fmt.Sprintf("s%04d-a", i), 50*time.Minute, 40*time.Minute, "").Agent("message", 45*time.Minute)
@@ -38,7 +39,7 @@ func TestStatementCountIsFixed(t *testing.T) {
 		t.Run(dc.name, func(t *testing.T) {
 			counts := map[int]int{}
 			for _, n := range []int{1, 500} {
-				db := load(t, dc, sessionsDataset(n), kandevtest.Options{})
+				db := load(t, dc, sessionsDataset(n), kandevdb.Options{})
 				var statements []string
 				snap := snapshot(t, db.URL(), kandev.Options{OnStatement: func(q string) { statements = append(statements, q) }})
 				if len(snap.Sessions) != n {
@@ -66,7 +67,7 @@ func TestStatementCountIsFixed(t *testing.T) {
 func TestReadOnly(t *testing.T) {
 	for _, dc := range dialects {
 		t.Run(dc.name, func(t *testing.T) {
-			db := load(t, dc, sessionsDataset(1), kandevtest.Options{})
+			db := load(t, dc, sessionsDataset(1), kandevdb.Options{})
 			ctx := context.Background()
 			r, err := kandev.Open(ctx, db.URL(), kandev.Options{})
 			if err != nil {
@@ -92,13 +93,13 @@ func TestReadOnly(t *testing.T) {
 // TestMalformedMetadataNeverBlindsTheScan: malformed, blank and non-object
 // metadata in turns and messages give a complete report on both dialects.
 func TestMalformedMetadataNeverBlindsTheScan(t *testing.T) {
-	b := kandevtest.NewBuilder(now)
+	b := kandevdb.NewBuilder(now)
 	bad := []string{"", "   ", "{", "not json", `{"lifecycle_only": true`}
 	for i, meta := range bad {
 		s := b.Session(fmt.Sprintf("bad-turn-%d", i), "task", "ws", "RUNNING", time.Hour, "")
 		s.Turn(fmt.Sprintf("bt%d-old", i), 50*time.Minute, 40*time.Minute, "").Agent("message", 45*time.Minute)
 		tb := s.Turn(fmt.Sprintf("bt%d", i), 30*time.Minute, -1, "").Agent("message", 20*time.Minute)
-		b.DS.Turns[len(b.DS.Turns)-1].Metadata = kandevtest.P(meta)
+		b.DS.Turns[len(b.DS.Turns)-1].Metadata = kandevdb.P(meta)
 		_ = tb
 	}
 	s := b.Session("bad-msgs", "task", "ws", "WAITING_FOR_INPUT", time.Hour, `not json`)
@@ -106,12 +107,12 @@ func TestMalformedMetadataNeverBlindsTheScan(t *testing.T) {
 		Message("agent", "status", "", 5*time.Minute, "{").
 		Message("agent", "clarification_request", "q?", 20*time.Minute, "").
 		Clarification("p1", "q1", "T", "P", nil, "pending", 20*time.Minute, nil)
-	b.DS.Messages[len(b.DS.Messages)-2].Metadata = kandevtest.P("") // blank: kandev's own queries fail on it
+	b.DS.Messages[len(b.DS.Messages)-2].Metadata = kandevdb.P("") // blank: kandev's own queries fail on it
 	s = b.Session("array-meta", "task", "ws", "RUNNING", time.Hour, "")
 	s.Turn("am", 30*time.Minute, -1, `["lifecycle_only"]`).Agent("message", 20*time.Minute)
 	for _, dc := range dialects {
 		t.Run(dc.name, func(t *testing.T) {
-			db := load(t, dc, b.DS, kandevtest.Options{})
+			db := load(t, dc, b.DS, kandevdb.Options{})
 			snap := snapshot(t, db.URL(), kandev.Options{})
 			if len(snap.Sessions) != len(bad)+2 {
 				t.Fatalf("%d sessions, want %d", len(snap.Sessions), len(bad)+2)
@@ -156,7 +157,7 @@ func TestMalformedMetadataNeverBlindsTheScan(t *testing.T) {
 func TestMissingQueuedTable(t *testing.T) {
 	for _, dc := range dialects {
 		t.Run(dc.name, func(t *testing.T) {
-			db := load(t, dc, sessionsDataset(3), kandevtest.Options{WithoutQueuedTable: true})
+			db := load(t, dc, sessionsDataset(3), kandevdb.Options{WithoutQueuedTable: true})
 			if snap := snapshot(t, db.URL(), kandev.Options{}); len(snap.Sessions) != 3 {
 				t.Fatalf("%d sessions", len(snap.Sessions))
 			}
@@ -167,7 +168,7 @@ func TestMissingQueuedTable(t *testing.T) {
 // TestSchemaCheck: a missing column is one clear error naming it.
 func TestSchemaCheck(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "kandev.db")
-	db, err := kandevtest.CreateSQLite(path, kandevtest.Options{})
+	db, err := kandevdb.CreateSQLite(path, kandevdb.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +192,7 @@ func TestSchemaCheck(t *testing.T) {
 // written, and on SQLite the newest agent update is found across timestamp
 // shapes.
 func TestCurrentTurnMessages(t *testing.T) {
-	b := kandevtest.NewBuilder(now)
+	b := kandevdb.NewBuilder(now)
 	s := b.Session("s", "task", "ws", "RUNNING", time.Hour, "")
 	s.Turn("old", 50*time.Minute, 40*time.Minute, "").Clarification("p-old", "q", "T", "P", nil, "pending", 45*time.Minute, nil)
 	cur := s.Turn("cur", 30*time.Minute, -1, "").Agent("message", 20*time.Minute).Message("user", "message", "hi", time.Minute, "")
@@ -200,23 +201,23 @@ func TestCurrentTurnMessages(t *testing.T) {
 	// as text it sorts after it ('T' > ' '), so only comparing instants
 	// finds the newest.
 	b.DS.Messages = append(b.DS.Messages,
-		kandevtest.Message{ID: "m-space", SessionID: "s", TaskID: "task-s", TurnID: "cur", Author: "agent", Type: "tool_call",
+		kandevdb.Message{ID: "m-space", SessionID: "s", TaskID: "task-s", TurnID: "cur", Author: "agent", Type: "tool_call",
 			CreatedAt: "2026-11-29 11:50:00", UpdatedAt: "2026-11-29 11:50:00"},
-		kandevtest.Message{ID: "m-tee", SessionID: "s", TaskID: "task-s", TurnID: "cur", Author: "agent", Type: "tool_edit",
+		kandevdb.Message{ID: "m-tee", SessionID: "s", TaskID: "task-s", TurnID: "cur", Author: "agent", Type: "tool_edit",
 			CreatedAt: "2026-11-29T11:49:00Z", UpdatedAt: "2026-11-29T11:49:00Z"},
-		kandevtest.Message{ID: "m-bad", SessionID: "s", TaskID: "task-s", TurnID: "cur", Author: "agent", Type: "status",
+		kandevdb.Message{ID: "m-bad", SessionID: "s", TaskID: "task-s", TurnID: "cur", Author: "agent", Type: "status",
 			CreatedAt: "yesterday", UpdatedAt: "yesterday"},
 		// Shapes Go's parser takes and SQLite's julianday does not: they
 		// must not drop out of the newest update.
-		kandevtest.Message{ID: "m-offset", SessionID: "s", TaskID: "task-s", TurnID: "cur", Author: "agent", Type: "thinking",
+		kandevdb.Message{ID: "m-offset", SessionID: "s", TaskID: "task-s", TurnID: "cur", Author: "agent", Type: "thinking",
 			CreatedAt: "2026-11-29 11:55:00+0000", UpdatedAt: "2026-11-29 11:55:00+0000"},
-		kandevtest.Message{ID: "m-lower", SessionID: "s", TaskID: "task-s", TurnID: "cur", Author: "agent", Type: "tool_read",
+		kandevdb.Message{ID: "m-lower", SessionID: "s", TaskID: "task-s", TurnID: "cur", Author: "agent", Type: "tool_read",
 			CreatedAt: "2026-11-29t11:54:00z", UpdatedAt: "2026-11-29t11:54:00z"})
 	for _, dc := range dialects[:1] { // mixed and unparseable shapes exist only in SQLite
-		db := load(t, dc, b.DS, kandevtest.Options{})
+		db := load(t, dc, b.DS, kandevdb.Options{})
 		snap := snapshot(t, db.URL(), kandev.Options{})
 		got := snap.Sessions[0]
-		var agg *kandev.Message
+		var agg *model.Message
 		users := 0
 		for i, m := range got.Messages {
 			switch {
@@ -242,7 +243,7 @@ func TestCurrentTurnMessages(t *testing.T) {
 		if agg == nil || !agg.UpdatedAt.Equal(time.Date(2026, 11, 29, 11, 50, 0, 0, time.UTC)) || agg.Type != "tool_call" {
 			t.Fatalf("newest agent update SQLite could order %+v, want 11:50:00 tool_call", agg)
 		}
-		var newest kandev.Message
+		var newest model.Message
 		for _, m := range got.Messages {
 			if scan.IsActivity(m) && m.UpdatedAt.After(newest.UpdatedAt) {
 				newest = m
@@ -251,8 +252,8 @@ func TestCurrentTurnMessages(t *testing.T) {
 		if !newest.UpdatedAt.Equal(time.Date(2026, 11, 29, 11, 55, 0, 0, time.UTC)) || newest.Type != "thinking" {
 			t.Fatalf("newest agent activity %+v, want 11:55:00 thinking (offset without a colon)", newest)
 		}
-		bad := kandev.RowRef{Table: "task_session_messages", ID: "m-bad"}
-		if !slices.Equal(snap.Unparseable, []kandev.RowRef{bad, bad}) { // created_at and updated_at
+		bad := model.RowRef{Table: "task_session_messages", ID: "m-bad"}
+		if !slices.Equal(snap.Unparseable, []model.RowRef{bad, bad}) { // created_at and updated_at
 			t.Errorf("unparseable timestamps in %v, want both of m-bad's", snap.Unparseable)
 		}
 	}
@@ -264,7 +265,7 @@ func TestCurrentTurnMessages(t *testing.T) {
 // kandev's usual shapes do not.
 func TestUnorderableUpdateReadAgain(t *testing.T) {
 	ctx := context.Background()
-	db, err := kandevtest.CreateSQLite(filepath.Join(t.TempDir(), "kandev.db"), kandevtest.Options{})
+	db, err := kandevdb.CreateSQLite(filepath.Join(t.TempDir(), "kandev.db"), kandevdb.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +273,7 @@ func TestUnorderableUpdateReadAgain(t *testing.T) {
 	if err := db.Write(ctx, sessionsDataset(3)); err != nil {
 		t.Fatal(err)
 	}
-	read := func(updatedAt any) (int, kandev.Session) {
+	read := func(updatedAt any) (int, model.Session) {
 		t.Helper()
 		if _, err := db.DB().ExecContext(ctx, "UPDATE task_session_messages SET updated_at = ? WHERE turn_id = 's0001-b' AND type = 'tool_call'", updatedAt); err != nil {
 			t.Fatal(err)
@@ -302,7 +303,7 @@ func TestUnorderableUpdateReadAgain(t *testing.T) {
 // TestPostgresLeastPrivilege: a role that may only SELECT kandev's tables
 // can scan.
 func TestPostgresLeastPrivilege(t *testing.T) {
-	db := load(t, dialects[1], sessionsDataset(2), kandevtest.Options{})
+	db := load(t, dialects[1], sessionsDataset(2), kandevdb.Options{})
 	ctx := context.Background()
 	role := fmt.Sprintf("reader_%d", time.Now().UnixNano())
 	admin, err := sql.Open("pgx", db.URL())
@@ -338,11 +339,11 @@ func TestUnparseableTimestampsNamed(t *testing.T) {
 	newest := map[string]string{"sqlite": "2026-11-29 11:58", "postgres": "infinity"}
 	for _, dc := range dialects {
 		t.Run(dc.name, func(t *testing.T) {
-			b := kandevtest.NewBuilder(now)
+			b := kandevdb.NewBuilder(now)
 			s := b.Session("s", "task", "ws", "RUNNING", time.Hour, "")
 			s.Turn("cur", 30*time.Minute, -1, "").Clarification("p", "q", "T", "P", nil, "pending", 20*time.Minute, nil).Agent("tool_call", 10*time.Minute)
 			question, update := b.DS.Messages[0].ID, b.DS.Messages[1].ID
-			db := load(t, dc, b.DS, kandevtest.Options{})
+			db := load(t, dc, b.DS, kandevdb.Options{})
 			for _, q := range []string{
 				"UPDATE task_sessions SET started_at = '" + bad[dc.name] + "'",
 				"UPDATE task_session_turns SET started_at = '" + bad[dc.name] + "'",
@@ -352,7 +353,7 @@ func TestUnparseableTimestampsNamed(t *testing.T) {
 				execute(t, db, q)
 			}
 			snap := snapshot(t, db.URL(), kandev.Options{})
-			want := []kandev.RowRef{
+			want := []model.RowRef{
 				{Table: "task_sessions", ID: "s"},
 				{Table: "task_session_turns", ID: "cur"},
 				{Table: "task_session_messages", Of: "newest update, turn cur"},
@@ -373,111 +374,14 @@ func execute(t *testing.T, db database, q string) {
 	t.Helper()
 	var err error
 	switch d := db.(type) {
-	case *kandevtest.SQLite:
+	case *kandevdb.SQLite:
 		_, err = d.DB().Exec(q)
-	case *kandevtest.Postgres:
+	case *kandevdb.Postgres:
 		_, err = d.Conn().Exec(context.Background(), q)
 	default:
 		t.Fatalf("no way to run a statement on a %T", db)
 	}
 	if err != nil {
 		t.Fatalf("%s: %v", q, err)
-	}
-}
-
-// TestFutureUpdatesLeftOut: with a limit (the scan's instant and a
-// tolerance), an agent update after it is left out of the turn's newest and
-// named, on both dialects, so that the agent's real last output stays
-// known; every other timestamp after it is read as missing and named; a
-// turn whose only updates are after it still shows output, at no known time.
-func TestFutureUpdatesLeftOut(t *testing.T) {
-	ahead := 5*time.Hour + 30*time.Minute
-	for _, dc := range dialects {
-		t.Run(dc.name, func(t *testing.T) {
-			b := kandevtest.NewBuilder(now)
-			s := b.Session("busy", "task", "ws", "RUNNING", time.Hour, "")
-			s.Turn("busy-turn", 40*time.Minute, -1, "").Agent("tool_call", 30*time.Minute).Agent("message", 2*time.Minute)
-			b.DS.Messages[0].UpdatedAt = b.Ago(-ahead)
-			s = b.Session("only", "task", "ws", "RUNNING", time.Hour, "")
-			s.Turn("only-turn", 40*time.Minute, -1, "").Agent("tool_call", 30*time.Minute).
-				Message("agent", "status", "Session resumed", 20*time.Minute, "")
-			b.DS.Messages[2].UpdatedAt = b.Ago(-ahead)
-			b.DS.Messages[3].CreatedAt = b.Ago(-ahead)
-			db := load(t, dc, b.DS, kandevtest.Options{})
-			snap := snapshot(t, db.URL(), kandev.Options{NotAfter: func() time.Time { return now.Add(2 * time.Minute) }})
-			busy, only := snap.Sessions[0], snap.Sessions[1]
-			var newest *kandev.Message
-			for i, m := range busy.Messages {
-				if m.Aggregate() {
-					newest = &busy.Messages[i]
-				}
-			}
-			if newest == nil || !newest.UpdatedAt.Equal(now.Add(-2*time.Minute)) || newest.Type != "message" {
-				t.Fatalf("busy turn's newest update %+v, want the message 2 min ago", newest)
-			}
-			var unknown, status bool
-			for _, m := range only.Messages {
-				unknown = unknown || m.Aggregate() && m.UpdatedAt.IsZero()
-				status = status || m.Type == "status" && m.CreatedAt.IsZero() && !m.UpdatedAt.IsZero()
-			}
-			if !unknown || !status {
-				t.Fatalf("only turn's messages %+v: want output at no known time and the status row's creation missing", only.Messages)
-			}
-			want := []kandev.RowRef{
-				{Table: "task_session_messages", Of: "an update after the scan, turn busy-turn"},
-				{Table: "task_session_messages", Of: "an update after the scan, turn only-turn"},
-				{Table: "task_session_messages", ID: b.DS.Messages[3].ID},
-			}
-			got := slices.Clone(snap.Future)
-			slices.SortFunc(got, func(a, b kandev.RowRef) int { return strings.Compare(a.String(), b.String()) })
-			slices.SortFunc(want, func(a, b kandev.RowRef) int { return strings.Compare(a.String(), b.String()) })
-			if !slices.Equal(got, want) {
-				t.Fatalf("future rows %v, want %v", got, want)
-			}
-		})
-	}
-}
-
-// TestTurnMessages: the rows of turns that are not current are read as a
-// current turn's are, on both dialects; a turn with no message reads as
-// none, and one not asked for is not read.
-func TestTurnMessages(t *testing.T) {
-	for _, dc := range dialects {
-		t.Run(dc.name, func(t *testing.T) {
-			b := kandevtest.NewBuilder(now)
-			s := b.Session("s", "task", "ws", "RUNNING", time.Hour, "")
-			s.Turn("old", 50*time.Minute, 40*time.Minute, "").Clarification("p", "q", "T", "P", nil, "answered", 45*time.Minute, nil)
-			s.Turn("empty", 39*time.Minute, 39*time.Minute, "")
-			s.Turn("cur", 30*time.Minute, -1, "").Agent("tool_call", 10*time.Minute)
-			db := load(t, dc, b.DS, kandevtest.Options{})
-			ctx := context.Background()
-			r, err := kandev.Open(ctx, db.URL(), kandev.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() { _ = r.Close() }()
-			got, err := r.TurnMessages(ctx, []string{"old", "empty"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var question *kandev.Message
-			for i, m := range got["old"] {
-				if !m.Aggregate() && m.Type == "clarification_request" {
-					question = &got["old"][i]
-				}
-			}
-			if question == nil {
-				t.Fatalf("old turn's messages %+v, want its question", got["old"])
-			}
-			if st, _ := question.Meta.String("status"); st != "answered" {
-				t.Fatalf("status %q", st)
-			}
-			if m, ok := got["empty"]; !ok || len(m) != 0 {
-				t.Fatalf("empty turn %+v %v", m, ok)
-			}
-			if _, ok := got["cur"]; ok || len(got) != 2 {
-				t.Fatalf("read %d turns", len(got))
-			}
-		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/watchdogd/watchdogd/internal/authority"
 	"github.com/watchdogd/watchdogd/internal/kandevtime"
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // stamp scans a timestamp column: text on SQLite (any of kandev's shapes),
@@ -40,7 +41,7 @@ func (s *stamp) Scan(v any) error {
 
 // time parses the value; an unparseable one is listed, by row, and read as
 // missing.
-func (s stamp) time(snap *Snapshot, row RowRef) time.Time {
+func (s stamp) time(snap *model.Snapshot, row model.RowRef) time.Time {
 	t, ok := s.parse()
 	if !ok {
 		snap.Unparseable = append(snap.Unparseable, row)

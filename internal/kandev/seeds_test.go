@@ -3,7 +3,7 @@ package kandev_test
 import (
 	"strings"
 
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
 )
 
 // chosenSeed is a hand-made input of FuzzSnapshotAgainstRule with the shape
@@ -17,21 +17,21 @@ import (
 type chosenSeed struct {
 	name  string
 	input []byte
-	holds func(ds kandevtest.Dataset) bool
+	holds func(ds kandevdb.Dataset) bool
 }
 
 var chosenSeeds = []chosenSeed{
 	{"one session, one open turn", []byte{0, 0, 0, 1, 0, 0, 6, 0, 1, 0},
-		func(ds kandevtest.Dataset) bool { return len(ds.Turns) == 1 && ds.Turns[0].CompletedAt == nil }},
+		func(ds kandevdb.Dataset) bool { return len(ds.Turns) == 1 && ds.Turns[0].CompletedAt == nil }},
 	{"a session with no turns (D8)", []byte{0, 0, 0, 0},
-		func(ds kandevtest.Dataset) bool { return len(ds.Sessions) == 1 && len(ds.Turns) == 0 }},
+		func(ds kandevdb.Dataset) bool { return len(ds.Sessions) == 1 && len(ds.Turns) == 0 }},
 	{"an open turn under a newer lifecycle turn", []byte{0, 0, 0, 2, 0, 0, 6, 0, 1, 1, 0, 0, 0, 0, 1, 3, 6, 1, 2, 0},
-		func(ds kandevtest.Dataset) bool {
+		func(ds kandevdb.Dataset) bool {
 			return len(ds.Turns) == 2 && ds.Turns[0].CompletedAt == nil && hasMeta(ds.Turns[1], `"lifecycle_only": true`) &&
 				ds.Turns[1].StartedAt > ds.Turns[0].StartedAt
 		}},
 	{"a tie on started_at and created_at, broken by id", []byte{0, 0, 0, 3, 0, 0, 0, 1, 1, 0, 1, 0, 0, 1, 1, 0, 2, 0, 2, 1, 1, 0},
-		func(ds kandevtest.Dataset) bool {
+		func(ds kandevdb.Dataset) bool {
 			if len(ds.Turns) != 3 {
 				return false
 			}
@@ -39,16 +39,16 @@ var chosenSeeds = []chosenSeed{
 			return a.StartedAt == b.StartedAt && a.CreatedAt != nil && b.CreatedAt != nil && *a.CreatedAt == *b.CreatedAt
 		}},
 	{"two open turns", []byte{0, 0, 0, 2, 0, 0, 6, 0, 1, 0, 1, 3, 6, 0, 1, 0},
-		func(ds kandevtest.Dataset) bool {
+		func(ds kandevdb.Dataset) bool {
 			return len(ds.Turns) == 2 && ds.Turns[0].CompletedAt == nil && ds.Turns[1].CompletedAt == nil
 		}},
 	{"dispatch pending with no message, and a malformed value", []byte{0, 0, 0, 2, 0, 0, 6, 0, 7, 0, 1, 3, 6, 1, 12, 0},
-		func(ds kandevtest.Dataset) bool {
+		func(ds kandevdb.Dataset) bool {
 			return len(ds.Turns) == 2 && len(ds.Messages) == 0 && hasMeta(ds.Turns[0], `"prompt_dispatch_pending": true`) &&
 				ds.Turns[1].Metadata != nil && *ds.Turns[1].Metadata == "{"
 		}},
 }
 
-func hasMeta(tu kandevtest.Turn, part string) bool {
+func hasMeta(tu kandevdb.Turn, part string) bool {
 	return tu.Metadata != nil && strings.Contains(*tu.Metadata, part)
 }

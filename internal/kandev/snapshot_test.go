@@ -8,10 +8,11 @@ import (
 
 	"github.com/watchdogd/watchdogd/internal/authority"
 	"github.com/watchdogd/watchdogd/internal/kandev"
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
-func snapshot(t *testing.T, url string, opts kandev.Options) *kandev.Snapshot {
+func snapshot(t *testing.T, url string, opts kandev.Options) *model.Snapshot {
 	t.Helper()
 	ctx := context.Background()
 	r, err := kandev.Open(ctx, url, opts)
@@ -30,13 +31,13 @@ func snapshot(t *testing.T, url string, opts kandev.Options) *kandev.Snapshot {
 // session and checks the real snapshot statement's current turn and kandev's
 // view on both dialects.
 func TestFixtureThroughSnapshot(t *testing.T) {
-	cases, err := kandevtest.LoadResolutionCases("../../testdata/current_turn_resolution.json")
+	cases, err := kandevdb.LoadResolutionCases("../../testdata/current_turn_resolution.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// On PostgreSQL, a malformed metadata value sends the whole snapshot
 	// down the fallback path; the cases without one exercise the fast path.
-	all, wellFormed := kandevtest.Dataset{}, kandevtest.Dataset{}
+	all, wellFormed := kandevdb.Dataset{}, kandevdb.Dataset{}
 	for i, c := range cases {
 		ds := c.Dataset(fmt.Sprintf("c%03d-", i))
 		all.Append(ds)
@@ -47,11 +48,11 @@ func TestFixtureThroughSnapshot(t *testing.T) {
 	for _, dc := range dialects {
 		for _, set := range []struct {
 			name         string
-			ds           kandevtest.Dataset
+			ds           kandevdb.Dataset
 			wantFallback bool
 		}{{"all", all, dc.name == "postgres"}, {"well-formed", wellFormed, false}} {
 			t.Run(dc.name+"/"+set.name, func(t *testing.T) {
-				db := load(t, dc, set.ds, kandevtest.Options{})
+				db := load(t, dc, set.ds, kandevdb.Options{})
 				snap := snapshot(t, db.URL(), kandev.Options{})
 				if snap.Fallback != set.wantFallback {
 					t.Fatalf("fallback = %v, want %v", snap.Fallback, set.wantFallback)
@@ -62,7 +63,7 @@ func TestFixtureThroughSnapshot(t *testing.T) {
 	}
 }
 
-func hasMalformed(ds kandevtest.Dataset) bool {
+func hasMalformed(ds kandevdb.Dataset) bool {
 	for _, tu := range ds.Turns {
 		if tu.Metadata != nil && authority.ParseMetadata(authority.Postgres, tu.Metadata).Kind == authority.Malformed {
 			return true
@@ -71,9 +72,9 @@ func hasMalformed(ds kandevtest.Dataset) bool {
 	return false
 }
 
-func checkFixture(t *testing.T, cases []kandevtest.ResolutionCase, snap *kandev.Snapshot, sessions int) {
+func checkFixture(t *testing.T, cases []kandevdb.ResolutionCase, snap *model.Snapshot, sessions int) {
 	t.Helper()
-	byID := map[string]kandev.Session{}
+	byID := map[string]model.Session{}
 	for _, s := range snap.Sessions {
 		byID[s.ID] = s
 	}

@@ -1,7 +1,8 @@
 // Package kandev is watchdogd's read side of kandev: it opens kandev's
 // database read-only, checks the schema it depends on, and takes one
-// consistent snapshot per cycle with a fixed number of statements. It also
-// holds the write side kandev offers for nudges, its WebSocket API.
+// consistent snapshot per cycle with a fixed number of statements
+// (written by internal/kandevsql). kandev's write side, the WebSocket API a
+// nudge goes through, is internal/nudge's client.
 package kandev
 
 import (

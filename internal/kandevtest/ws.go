@@ -1,3 +1,5 @@
+// Package kandevtest is a test double of kandev's WebSocket API: a server
+// speaking its envelope, for the nudge client's tests and the binary's.
 package kandevtest
 
 import (

@@ -6,22 +6,14 @@ import (
 	"errors"
 	"strings"
 	"time"
-)
 
-// Due is an action ready for delivery with what delivery needs to know of
-// its episode. It carries neither the action's body nor the episode's
-// finding (both empty): in a storm thousands of actions are due and only a
-// cycle's budget of them is sent, so the frozen text is read with the
-// claim (Claim), for the actions that go out.
-type Due struct {
-	Action
-	Episode Episode
-}
+	"github.com/watchdogd/watchdogd/internal/model"
+)
 
 // DueActions lists actions to deliver now: pending ones whose next attempt
 // has come, and claims older than claimTTL (their holder crashed or hung;
 // its request has landed or died by now).
-func (s *Store) DueActions(ctx context.Context, now time.Time, claimTTL time.Duration) ([]Due, error) {
+func (s *Store) DueActions(ctx context.Context, now time.Time, claimTTL time.Duration) ([]model.Due, error) {
 	cols := blanked(prefixed("a.", actionCols), "a.body") + ", " + blanked(prefixed("e.", episodeCols), "e.finding")
 	rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+cols+`
 	  FROM actions a JOIN episodes e ON e.id = a.episode_id
@@ -30,7 +22,7 @@ func (s *Store) DueActions(ctx context.Context, now time.Time, claimTTL time.Dur
 	if err != nil {
 		return nil, s.wrap("list due actions", err)
 	}
-	var out []Due
+	var out []model.Due
 	for rows.Next() {
 		var a actionRow
 		var e episodeRow
@@ -38,7 +30,7 @@ func (s *Store) DueActions(ctx context.Context, now time.Time, claimTTL time.Dur
 			_ = rows.Close()
 			return nil, s.wrap("list due actions", err)
 		}
-		out = append(out, Due{Action: a.action(), Episode: e.episode()})
+		out = append(out, model.Due{Action: a.action(), Episode: e.episode()})
 	}
 	return out, s.wrap("list due actions", closeRows(rows))
 }
@@ -64,52 +56,29 @@ func blanked(cols, col string) string {
 	return strings.Join(parts, ", ")
 }
 
-// Claim is a won compare-and-set on one action.
-type Claim struct {
-	Action
-	// Takeover is true when the claim replaced a stale one: the crashed
-	// holder's request may have landed, so delivery looks for evidence first.
-	Takeover bool
-}
-
 // Claim takes an action for delivery by compare-and-set: exactly one of any
 // number of concurrent claimers changes the row. ok is false when another
 // process holds it, delivered it, or it is not due.
-func (s *Store) Claim(ctx context.Context, key, holder, token string, now time.Time, claimTTL time.Duration) (Claim, bool, error) {
+func (s *Store) Claim(ctx context.Context, key, holder, token string, now time.Time, claimTTL time.Duration) (model.Claim, bool, error) {
 	res, err := s.db.ExecContext(ctx, s.q(`UPDATE actions SET
 	    uncertain = CASE WHEN state = 'claimed' THEN 1 ELSE uncertain END,
 	    state = 'claimed', claim_token = ?, claimed_by = ?, claimed_us = ?, attempts = attempts + 1, updated_us = ?
 	  WHERE key = ? AND ((state = 'pending' AND next_attempt_us <= ?) OR (state = 'claimed' AND claimed_us <= ?))`),
 		token, holder, us(now), us(now), key, us(now), us(now.Add(-claimTTL)))
 	if err != nil {
-		return Claim{}, false, s.wrap("claim action", err)
+		return model.Claim{}, false, s.wrap("claim action", err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return Claim{}, false, s.wrap("claim action", err)
+		return model.Claim{}, false, s.wrap("claim action", err)
 	}
 	a, err := s.Action(ctx, key)
 	if err != nil {
-		return Claim{}, false, err
+		return model.Claim{}, false, err
 	}
 	if a.ClaimToken != token {
-		return Claim{}, false, nil // taken over in between: not ours
+		return model.Claim{}, false, nil // taken over in between: not ours
 	}
-	return Claim{Action: a, Takeover: a.Uncertain}, true, nil
-}
-
-// Outcome settles a claimed action.
-type Outcome struct {
-	// State is delivered, failed, superseded, or pending (retry later).
-	State         string
-	ResultChannel string
-	ResultTS      string
-	Error         string
-	// NextAttempt is when a retry may run (pending only).
-	NextAttempt time.Time
-	// Uncertain records that the attempt may have landed.
-	Uncertain bool
-	// Refund gives the attempt back (released without trying).
-	Refund bool
+	return model.Claim{Action: a, Takeover: a.Uncertain}, true, nil
 }
 
 // ErrLostClaim means the claim was taken over before it settled: the other
@@ -117,7 +86,7 @@ type Outcome struct {
 var ErrLostClaim = errors.New("claim was taken over")
 
 // Settle records a claimed action's outcome, only while the claim is ours.
-func (s *Store) Settle(ctx context.Context, key, token string, o Outcome, now time.Time) error {
+func (s *Store) Settle(ctx context.Context, key, token string, o model.Outcome, now time.Time) error {
 	uncertain := 0
 	if o.Uncertain {
 		uncertain = 1
@@ -145,10 +114,10 @@ func (s *Store) Settle(ctx context.Context, key, token string, o Outcome, now ti
 }
 
 // Action reads one action.
-func (s *Store) Action(ctx context.Context, key string) (Action, error) {
+func (s *Store) Action(ctx context.Context, key string) (model.Action, error) {
 	a, err := scanAction(s.db.QueryRowContext(ctx, s.q("SELECT "+actionCols+" FROM actions WHERE key = ?"), key))
 	if err != nil {
-		return Action{}, s.wrap("read action", err)
+		return model.Action{}, s.wrap("read action", err)
 	}
 	return a, nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // A decision's writes reach PostgreSQL in batches: one statement per batch
@@ -50,24 +52,24 @@ func (s *Store) jsonArg(what string, rows any) (string, error) {
 
 // episodeRecord is an episode as openEpisodes' JSON parameter spells it.
 type episodeRecord struct {
-	ID          string `json:"id"`
-	Identity    string `json:"identity"`
-	Kind        string `json:"kind"`
-	SessionID   string `json:"session_id"`
-	TaskID      string `json:"task_id"`
-	WorkspaceID string `json:"workspace_id"`
-	TurnID      string `json:"turn_id"`
-	PendingID   string `json:"pending_id"`
-	TaskTitle   string `json:"task_title"`
-	Since       int64  `json:"since_us"`
-	Opened      int64  `json:"opened_us"`
-	LastSeen    int64  `json:"last_seen_us"`
-	KindChanges int    `json:"kind_changes"`
-	Finding     string `json:"finding"`
+	ID          string     `json:"id"`
+	Identity    string     `json:"identity"`
+	Kind        model.Kind `json:"kind"`
+	SessionID   string     `json:"session_id"`
+	TaskID      string     `json:"task_id"`
+	WorkspaceID string     `json:"workspace_id"`
+	TurnID      string     `json:"turn_id"`
+	PendingID   string     `json:"pending_id"`
+	TaskTitle   string     `json:"task_title"`
+	Since       int64      `json:"since_us"`
+	Opened      int64      `json:"opened_us"`
+	LastSeen    int64      `json:"last_seen_us"`
+	KindChanges int        `json:"kind_changes"`
+	Finding     string     `json:"finding"`
 }
 
 // openEpisodes inserts the episodes a decision opens.
-func (s *Store) openEpisodes(ctx context.Context, tx *sql.Tx, es []Episode) error {
+func (s *Store) openEpisodes(ctx context.Context, tx *sql.Tx, es []model.Episode) error {
 	if !s.pg {
 		return s.eachRow(ctx, tx, "open episode", len(es), `INSERT INTO episodes (`+episodeCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			func(i int) []any {
@@ -76,7 +78,7 @@ func (s *Store) openEpisodes(ctx context.Context, tx *sql.Tx, es []Episode) erro
 					us(e.Since), us(e.OpenedAt), us(e.LastSeen), nil, nil, "", e.KindChanges, e.Finding}
 			})
 	}
-	for _, batch := range chunks(es, func(e Episode) int { return len(e.Finding) + len(e.TaskTitle) }) {
+	for _, batch := range chunks(es, func(e model.Episode) int { return len(e.Finding) + len(e.TaskTitle) }) {
 		recs := make([]episodeRecord, len(batch))
 		for i, e := range batch {
 			recs[i] = episodeRecord{ID: e.ID, Identity: e.Identity, Kind: e.Kind, SessionID: e.SessionID, TaskID: e.TaskID,
@@ -100,7 +102,7 @@ func (s *Store) openEpisodes(ctx context.Context, tx *sql.Tx, es []Episode) erro
 }
 
 // markMissing records when each episode was first not reported.
-func (s *Store) markMissing(ctx context.Context, tx *sql.Tx, ms []Missing) error {
+func (s *Store) markMissing(ctx context.Context, tx *sql.Tx, ms []model.Missing) error {
 	ids, since := make([]string, len(ms)), make([]int64, len(ms))
 	for i, m := range ms {
 		ids[i], since[i] = m.ID, us(m.Since)
@@ -113,7 +115,7 @@ func (s *Store) markMissing(ctx context.Context, tx *sql.Tx, ms []Missing) error
 }
 
 // resolveEpisodes closes the episodes a decision resolves.
-func (s *Store) resolveEpisodes(ctx context.Context, tx *sql.Tx, rs []Resolve) error {
+func (s *Store) resolveEpisodes(ctx context.Context, tx *sql.Tx, rs []model.Resolve) error {
 	ids, at, reasons := make([]string, len(rs)), make([]int64, len(rs)), make([]string, len(rs))
 	for i, r := range rs {
 		ids[i], at[i], reasons[i] = r.ID, us(r.At), r.Reason

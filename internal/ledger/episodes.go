@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"time"
+
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // decideLock serialises decisions across processes on PostgreSQL (SQLite's
@@ -15,7 +17,7 @@ const decideLock = 7214392
 // asks plan for the changes, and applies them. Concurrent deciders on one
 // ledger run one after the other, so two processes never open the same
 // episode twice or decide the same step twice.
-func (s *Store) Decide(ctx context.Context, plan func(State) (Plan, error)) (Plan, Applied, error) {
+func (s *Store) Decide(ctx context.Context, plan func(model.Ledger) (model.Plan, error)) (model.Plan, model.Applied, error) {
 	return s.DecideFor(ctx, nil, plan)
 }
 
@@ -23,44 +25,44 @@ func (s *Store) Decide(ctx context.Context, plan func(State) (Plan, error)) (Pla
 // the stored actions that want names by key (policy.Wanted: each episode's
 // newest due step, which a policy edited while the episode is open can make
 // an old one; see openActionsSQL).
-func (s *Store) DecideFor(ctx context.Context, want func(State) []string, plan func(State) (Plan, error)) (Plan, Applied, error) {
+func (s *Store) DecideFor(ctx context.Context, want func(model.Ledger) []string, plan func(model.Ledger) (model.Plan, error)) (model.Plan, model.Applied, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return Plan{}, Applied{}, s.wrap("begin decision", err)
+		return model.Plan{}, model.Applied{}, s.wrap("begin decision", err)
 	}
 	defer func() { _ = tx.Rollback() }()
 	if s.pg {
 		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", decideLock); err != nil {
-			return Plan{}, Applied{}, s.wrap("lock decision", err)
+			return model.Plan{}, model.Applied{}, s.wrap("lock decision", err)
 		}
 	}
 	st, err := s.loadOpen(ctx, tx, want)
 	if err != nil {
-		return Plan{}, Applied{}, err
+		return model.Plan{}, model.Applied{}, err
 	}
 	p, err := plan(st)
 	if err != nil {
-		return Plan{}, Applied{}, err
+		return model.Plan{}, model.Applied{}, err
 	}
 	applied, err := s.apply(ctx, tx, p)
 	if err != nil {
-		return Plan{}, Applied{}, err
+		return model.Plan{}, model.Applied{}, err
 	}
 	if err := tx.Commit(); err != nil {
-		return Plan{}, Applied{}, s.wrap("commit decision", err)
+		return model.Plan{}, model.Applied{}, s.wrap("commit decision", err)
 	}
 	return p, applied, nil
 }
 
 // Peek loads the open episodes without changing anything (the status page,
 // a standby's gauges).
-func (s *Store) Peek(ctx context.Context) (State, error) {
+func (s *Store) Peek(ctx context.Context) (model.Ledger, error) {
 	return s.loadOpen(ctx, s.db, nil)
 }
 
 // PeekFor is Peek with the actions want names, as DecideFor loads them
 // (--dry-run decides from it).
-func (s *Store) PeekFor(ctx context.Context, want func(State) []string) (State, error) {
+func (s *Store) PeekFor(ctx context.Context, want func(model.Ledger) []string) (model.Ledger, error) {
 	return s.loadOpen(ctx, s.db, want)
 }
 
@@ -70,7 +72,7 @@ const episodeCols = `id, identity, kind, session_id, task_id, workspace_id, turn
 // episodeRow receives one episode row; dest and episode are split so that
 // a join can scan an action and its episode in one call (DueActions).
 type episodeRow struct {
-	e                   Episode
+	e                   model.Episode
 	since, opened, seen int64
 	missing, resolved   sql.NullInt64
 }
@@ -81,14 +83,14 @@ func (r *episodeRow) dest() []any {
 		&r.since, &r.opened, &r.seen, &r.missing, &r.resolved, &e.Resolution, &e.KindChanges, &e.Finding}
 }
 
-func (r *episodeRow) episode() Episode {
+func (r *episodeRow) episode() model.Episode {
 	e := r.e
 	e.Since, e.OpenedAt, e.LastSeen = fromUS(r.since), fromUS(r.opened), fromUS(r.seen)
 	e.MissingSince, e.ResolvedAt = fromNullUS(r.missing), fromNullUS(r.resolved)
 	return e
 }
 
-func scanEpisode(sc interface{ Scan(...any) error }) (Episode, error) {
+func scanEpisode(sc interface{ Scan(...any) error }) (model.Episode, error) {
 	var r episodeRow
 	err := sc.Scan(r.dest()...)
 	return r.episode(), err
@@ -100,7 +102,7 @@ const actionCols = `key, episode_id, seq, step, repeat_no, action, channel, ment
 
 // actionRow receives one action row (see episodeRow).
 type actionRow struct {
-	a                               Action
+	a                               model.Action
 	created, updated, next, claimed int64
 	uncertain                       int
 }
@@ -112,14 +114,14 @@ func (r *actionRow) dest() []any {
 		&a.ResultChannel, &a.ResultTS, &a.Error, &a.Conflicts}
 }
 
-func (r *actionRow) action() Action {
+func (r *actionRow) action() model.Action {
 	a := r.a
 	a.CreatedAt, a.UpdatedAt, a.NextAttempt, a.ClaimedAt = fromUS(r.created), fromUS(r.updated), fromUS(r.next), fromUS(r.claimed)
 	a.Uncertain = r.uncertain != 0
 	return a
 }
 
-func scanAction(sc interface{ Scan(...any) error }) (Action, error) {
+func scanAction(sc interface{ Scan(...any) error }) (model.Action, error) {
 	var r actionRow
 	err := sc.Scan(r.dest()...)
 	return r.action(), err
@@ -140,7 +142,7 @@ func closeRows(rows *sql.Rows) error {
 // apply writes a plan inside the transaction that decided it, so that an
 // action row exists before anything is delivered for it. On
 // PostgreSQL each part is written in batches (batch.go).
-func (s *Store) apply(ctx context.Context, tx *sql.Tx, p Plan) (Applied, error) {
+func (s *Store) apply(ctx context.Context, tx *sql.Tx, p model.Plan) (model.Applied, error) {
 	for _, write := range []func() error{
 		func() error { return s.openEpisodes(ctx, tx, p.Open) },
 		func() error { return s.refresh(ctx, tx, p.Refresh) },
@@ -150,7 +152,7 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, p Plan) (Applied, error) 
 		func() error { return s.requeue(ctx, tx, p.Requeue, us(p.Now)) },
 	} {
 		if err := write(); err != nil {
-			return Applied{}, err
+			return model.Applied{}, err
 		}
 	}
 	return s.saveActions(ctx, tx, p.Actions)
@@ -159,7 +161,7 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, p Plan) (Applied, error) 
 // Episodes lists episodes, newest first; open only when openOnly. With a
 // limit it returns up to limit+1, so the caller can say there are more; 0
 // lists all.
-func (s *Store) Episodes(ctx context.Context, openOnly bool, limit int) ([]Episode, error) {
+func (s *Store) Episodes(ctx context.Context, openOnly bool, limit int) ([]model.Episode, error) {
 	q := "SELECT " + episodeCols + " FROM episodes"
 	if openOnly {
 		q += " WHERE resolved_us IS NULL"
@@ -172,13 +174,13 @@ func (s *Store) Episodes(ctx context.Context, openOnly bool, limit int) ([]Episo
 	if err != nil {
 		return nil, s.wrap("list episodes", err)
 	}
-	var out []Episode
-	err = scanEpisodes(rows, func(e Episode) { out = append(out, e) })
+	var out []model.Episode
+	err = scanEpisodes(rows, func(e model.Episode) { out = append(out, e) })
 	return out, s.wrap("list episodes", err)
 }
 
 // scanEpisodes reads every row of an episodes query, then closes it.
-func scanEpisodes(rows *sql.Rows, add func(Episode)) error {
+func scanEpisodes(rows *sql.Rows, add func(model.Episode)) error {
 	for rows.Next() {
 		e, err := scanEpisode(rows)
 		if err != nil {
@@ -191,21 +193,21 @@ func scanEpisodes(rows *sql.Rows, add func(Episode)) error {
 }
 
 // Episode reads one episode with its actions.
-func (s *Store) Episode(ctx context.Context, id string) (Episode, error) {
+func (s *Store) Episode(ctx context.Context, id string) (model.Episode, error) {
 	e, err := scanEpisode(s.db.QueryRowContext(ctx, s.q("SELECT "+episodeCols+" FROM episodes WHERE id = ?"), id))
 	if err != nil {
-		return Episode{}, s.wrap("read episode "+id, err)
+		return model.Episode{}, s.wrap("read episode "+id, err)
 	}
 	rows, err := s.db.QueryContext(ctx, s.q("SELECT "+actionCols+" FROM actions WHERE episode_id = ? ORDER BY created_us, key"), id)
 	if err != nil {
-		return Episode{}, s.wrap("read actions", err)
+		return model.Episode{}, s.wrap("read actions", err)
 	}
-	err = scanActions(rows, func(a Action) { e.Actions = append(e.Actions, a) })
+	err = scanActions(rows, func(a model.Action) { e.Actions = append(e.Actions, a) })
 	return e, s.wrap("read actions", err)
 }
 
 // scanActions reads every row of an actions query, then closes it.
-func scanActions(rows *sql.Rows, add func(Action)) error {
+func scanActions(rows *sql.Rows, add func(model.Action)) error {
 	for rows.Next() {
 		a, err := scanAction(rows)
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/pgtest"
 )
 
@@ -75,13 +76,13 @@ func open(t testing.TB, url string) *ledger.Store {
 	return s
 }
 
-func newEpisode(id string) ledger.Episode {
-	return ledger.Episode{ID: id, Identity: "stalled_turn|s1|turn-1|", Kind: "stalled_turn", SessionID: "s1", TaskID: "t1",
+func newEpisode(id string) model.Episode {
+	return model.Episode{ID: id, Identity: "stalled_turn|s1|turn-1|", Kind: "stalled_turn", SessionID: "s1", TaskID: "t1",
 		WorkspaceID: "ws", TurnID: "turn-1", TaskTitle: "Fix", Since: t0.Add(-time.Hour), OpenedAt: t0, LastSeen: t0, Finding: "{}"}
 }
 
-func action(key, episode, digest string) ledger.Action {
-	return ledger.Action{Key: key, EpisodeID: episode, Seq: "step/x/0/0", Kind: ledger.KindSlack, Channel: "C1", Digest: digest,
+func action(key, episode, digest string) model.Action {
+	return model.Action{Key: key, EpisodeID: episode, Seq: "step/x/0/0", Kind: model.ActionSlack, Channel: "C1", Digest: digest,
 		Body: `{"text":"hi"}`, CreatedAt: t0, NextAttempt: t0}
 }
 
@@ -90,11 +91,11 @@ func TestDecideAndConflicts(t *testing.T) {
 	for _, d := range dialects {
 		t.Run(d.name, func(t *testing.T) {
 			s := open(t, d.url(t))
-			_, ap, err := s.Decide(ctx, func(st ledger.State) (ledger.Plan, error) {
+			_, ap, err := s.Decide(ctx, func(st model.Ledger) (model.Plan, error) {
 				if len(st.Open) != 0 {
 					t.Fatalf("fresh ledger has %d open episodes", len(st.Open))
 				}
-				return ledger.Plan{Now: t0, Open: []ledger.Episode{newEpisode("ep1")}, Actions: []ledger.Action{action("k1", "ep1", "d1")}}, nil
+				return model.Plan{Now: t0, Open: []model.Episode{newEpisode("ep1")}, Actions: []model.Action{action("k1", "ep1", "d1")}}, nil
 			})
 			if err != nil || ap.Inserted != 1 {
 				t.Fatalf("apply: %v %+v", err, ap)
@@ -106,44 +107,44 @@ func TestDecideAndConflicts(t *testing.T) {
 				if i > 0 {
 					digest = "d2"
 				}
-				_, ap, err = s.Decide(ctx, func(st ledger.State) (ledger.Plan, error) {
+				_, ap, err = s.Decide(ctx, func(st model.Ledger) (model.Plan, error) {
 					if len(st.Open) != 1 || len(st.Open[0].Actions) != 1 {
 						t.Fatalf("state %+v", st)
 					}
-					return ledger.Plan{Now: t0, Actions: []ledger.Action{action("k1", "ep1", digest)}}, nil
+					return model.Plan{Now: t0, Actions: []model.Action{action("k1", "ep1", digest)}}, nil
 				})
 				if err != nil || ap.Inserted != 0 || len(ap.Conflicts) != want {
 					t.Fatalf("round %d: %v %+v", i, err, ap)
 				}
 			}
 			a, err := s.Action(ctx, "k1")
-			if err != nil || a.Digest != "d1" || a.Conflicts != 1 || a.State != ledger.StatePending {
+			if err != nil || a.Digest != "d1" || a.Conflicts != 1 || a.State != model.StatePending {
 				t.Fatalf("stored action %+v %v (the first decision stays authoritative)", a, err)
 			}
 			// A second open episode with the same identity is refused.
-			_, _, err = s.Decide(ctx, func(ledger.State) (ledger.Plan, error) {
-				return ledger.Plan{Now: t0, Open: []ledger.Episode{newEpisode("ep2")}}, nil
+			_, _, err = s.Decide(ctx, func(model.Ledger) (model.Plan, error) {
+				return model.Plan{Now: t0, Open: []model.Episode{newEpisode("ep2")}}, nil
 			})
 			if err == nil {
 				t.Fatal("two open episodes with one identity")
 			}
 			// After a resolve, the identity may open again (a new episode).
-			_, _, err = s.Decide(ctx, func(ledger.State) (ledger.Plan, error) {
-				return ledger.Plan{Now: t0, Resolve: []ledger.Resolve{{ID: "ep1", At: t0, Reason: "answered"}}, Supersede: []string{"k1"}}, nil
+			_, _, err = s.Decide(ctx, func(model.Ledger) (model.Plan, error) {
+				return model.Plan{Now: t0, Resolve: []model.Resolve{{ID: "ep1", At: t0, Reason: "answered"}}, Supersede: []string{"k1"}}, nil
 			})
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, _, err = s.Decide(ctx, func(st ledger.State) (ledger.Plan, error) {
+			_, _, err = s.Decide(ctx, func(st model.Ledger) (model.Plan, error) {
 				if len(st.Open) != 0 {
 					t.Fatalf("resolved episode still open")
 				}
-				return ledger.Plan{Now: t0, Open: []ledger.Episode{newEpisode("ep2")}}, nil
+				return model.Plan{Now: t0, Open: []model.Episode{newEpisode("ep2")}}, nil
 			})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if a, _ := s.Action(ctx, "k1"); a.State != ledger.StateSuperseded {
+			if a, _ := s.Action(ctx, "k1"); a.State != model.StateSuperseded {
 				t.Fatalf("superseded action is %s", a.State)
 			}
 		})
@@ -158,8 +159,8 @@ func TestClaimIsExclusive(t *testing.T) {
 		t.Run(d.name, func(t *testing.T) {
 			url := d.url(t)
 			s := open(t, url)
-			if _, _, err := s.Decide(ctx, func(ledger.State) (ledger.Plan, error) {
-				return ledger.Plan{Now: t0, Open: []ledger.Episode{newEpisode("ep1")}, Actions: []ledger.Action{action("k1", "ep1", "d1")}}, nil
+			if _, _, err := s.Decide(ctx, func(model.Ledger) (model.Plan, error) {
+				return model.Plan{Now: t0, Open: []model.Episode{newEpisode("ep1")}, Actions: []model.Action{action("k1", "ep1", "d1")}}, nil
 			}); err != nil {
 				t.Fatal(err)
 			}
@@ -193,10 +194,10 @@ func TestClaimIsExclusive(t *testing.T) {
 			if err != nil || !ok || !c.Takeover {
 				t.Fatalf("stale claim takeover: ok=%v takeover=%v err=%v", ok, c.Takeover, err)
 			}
-			if err := s.Settle(ctx, "k1", a.ClaimToken, ledger.Outcome{State: ledger.StateDelivered}, t0); !errors.Is(err, ledger.ErrLostClaim) {
+			if err := s.Settle(ctx, "k1", a.ClaimToken, model.Outcome{State: model.StateDelivered}, t0); !errors.Is(err, ledger.ErrLostClaim) {
 				t.Fatalf("the first holder settled after a takeover: %v", err)
 			}
-			if err := s.Settle(ctx, "k1", "tok-r", ledger.Outcome{State: ledger.StateDelivered, ResultChannel: "C1", ResultTS: "1.2"}, t0); err != nil {
+			if err := s.Settle(ctx, "k1", "tok-r", model.Outcome{State: model.StateDelivered, ResultChannel: "C1", ResultTS: "1.2"}, t0); err != nil {
 				t.Fatal(err)
 			}
 			if due, _ := s.DueActions(ctx, t0.Add(time.Hour), time.Minute); len(due) != 0 {
@@ -213,15 +214,15 @@ func TestRetryBackoff(t *testing.T) {
 	for _, d := range dialects {
 		t.Run(d.name, func(t *testing.T) {
 			s := open(t, d.url(t))
-			if _, _, err := s.Decide(ctx, func(ledger.State) (ledger.Plan, error) {
-				return ledger.Plan{Now: t0, Open: []ledger.Episode{newEpisode("ep1")}, Actions: []ledger.Action{action("k1", "ep1", "d1")}}, nil
+			if _, _, err := s.Decide(ctx, func(model.Ledger) (model.Plan, error) {
+				return model.Plan{Now: t0, Open: []model.Episode{newEpisode("ep1")}, Actions: []model.Action{action("k1", "ep1", "d1")}}, nil
 			}); err != nil {
 				t.Fatal(err)
 			}
 			if _, ok, err := s.Claim(ctx, "k1", "p", "tok", t0, time.Minute); !ok || err != nil {
 				t.Fatal("claim", err)
 			}
-			if err := s.Settle(ctx, "k1", "tok", ledger.Outcome{State: ledger.StatePending, NextAttempt: t0.Add(30 * time.Second), Error: "HTTP 503", Uncertain: true}, t0); err != nil {
+			if err := s.Settle(ctx, "k1", "tok", model.Outcome{State: model.StatePending, NextAttempt: t0.Add(30 * time.Second), Error: "HTTP 503", Uncertain: true}, t0); err != nil {
 				t.Fatal(err)
 			}
 			if due, _ := s.DueActions(ctx, t0.Add(29*time.Second), time.Minute); len(due) != 0 {
@@ -294,125 +295,6 @@ func TestOpenExisting(t *testing.T) {
 				t.Fatalf("OpenExisting after Open: %v", err)
 			}
 			_ = s.Close()
-		})
-	}
-}
-
-// TestLease: one holder at a time; renewals keep the term; an expired lease
-// changes hands with a new term; a released one is free at once.
-func TestLease(t *testing.T) {
-	ctx := context.Background()
-	for _, d := range dialects {
-		t.Run(d.name, func(t *testing.T) {
-			url := d.url(t)
-			a, b := open(t, url), open(t, url)
-			la, ok, err := a.AcquireLease(ctx, "leader", "a", 400*time.Millisecond)
-			if err != nil || !ok || la.Term != 1 {
-				t.Fatalf("a: %+v %v %v", la, ok, err)
-			}
-			if lb, ok, err := b.AcquireLease(ctx, "leader", "b", 400*time.Millisecond); err != nil || ok || lb.Holder != "a" || !lb.Current() {
-				t.Fatalf("b took a current lease: %+v %v %v", lb, ok, err)
-			}
-			if la, ok, _ = a.AcquireLease(ctx, "leader", "a", 400*time.Millisecond); !ok || la.Term != 1 {
-				t.Fatalf("renewal: %+v %v", la, ok)
-			}
-			time.Sleep(500 * time.Millisecond)
-			lb, ok, err := b.AcquireLease(ctx, "leader", "b", 400*time.Millisecond)
-			if err != nil || !ok || lb.Term != 2 {
-				t.Fatalf("b after expiry: %+v %v %v", lb, ok, err)
-			}
-			if _, ok, _ := a.AcquireLease(ctx, "leader", "a", 400*time.Millisecond); ok {
-				t.Fatal("a renewed a lease b holds")
-			}
-			if err := b.ReleaseLease(ctx, "leader", "b"); err != nil {
-				t.Fatal(err)
-			}
-			if la, ok, _ := a.AcquireLease(ctx, "leader", "a", 400*time.Millisecond); !ok || la.Term != 3 {
-				t.Fatalf("after release: %+v %v", la, ok)
-			}
-		})
-	}
-}
-
-// TestPrune: resolved episodes older than the cutoff go with their actions;
-// open ones, recent ones, and old ones with an action still pending (a
-// resolve edit held back by a long silence) or claimed stay until it
-// settles.
-func TestPrune(t *testing.T) {
-	ctx := context.Background()
-	day := 24 * time.Hour
-	for _, d := range dialects {
-		t.Run(d.name, func(t *testing.T) {
-			s := open(t, d.url(t))
-			ep := func(id string) ledger.Episode {
-				e := newEpisode(id)
-				e.Identity = "stalled_turn|s1|" + id + "|"
-				return e
-			}
-			_, _, err := s.Decide(ctx, func(ledger.State) (ledger.Plan, error) {
-				return ledger.Plan{Now: t0,
-					Open: []ledger.Episode{ep("settled"), ep("pending"), ep("claimed"), ep("open"), ep("recent")},
-					Actions: []ledger.Action{action("k-settled", "settled", "d"), action("k-pending", "pending", "d"),
-						action("k-claimed", "claimed", "d"), action("k-open", "open", "d"), action("k-recent", "recent", "d")}}, nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			claim := func(key string) ledger.Claim {
-				c, ok, err := s.Claim(ctx, key, "test", "tok-"+key, t0, time.Minute)
-				if err != nil || !ok {
-					t.Fatalf("claim %s: %v %v", key, ok, err)
-				}
-				return c
-			}
-			deliver := func(key string) {
-				if err := s.Settle(ctx, key, "tok-"+key, ledger.Outcome{State: ledger.StateDelivered, ResultChannel: "C1", ResultTS: "1.1"}, t0); err != nil {
-					t.Fatalf("settle %s: %v", key, err)
-				}
-			}
-			claim("k-settled")
-			deliver("k-settled")
-			claim("k-claimed")
-			claim("k-recent")
-			deliver("k-recent")
-			_, _, err = s.Decide(ctx, func(ledger.State) (ledger.Plan, error) {
-				return ledger.Plan{Now: t0, Resolve: []ledger.Resolve{{ID: "settled", At: t0, Reason: "completed"},
-					{ID: "pending", At: t0, Reason: "completed"}, {ID: "claimed", At: t0, Reason: "completed"},
-					{ID: "recent", At: t0.Add(40 * day), Reason: "completed"}}}, nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-
-			n, err := s.Prune(ctx, t0.Add(30*day))
-			if err != nil || n != 1 {
-				t.Fatalf("prune: %d %v, want 1 (the settled one)", n, err)
-			}
-			if _, err := s.Episode(ctx, "settled"); err == nil {
-				t.Error("the settled old episode survived")
-			}
-			if _, err := s.Action(ctx, "k-settled"); err == nil {
-				t.Error("the settled old episode's action survived")
-			}
-			for _, id := range []string{"pending", "claimed", "open", "recent"} {
-				e, err := s.Episode(ctx, id)
-				if err != nil || len(e.Actions) != 1 {
-					t.Errorf("episode %s after prune: %v, %d actions", id, err, len(e.Actions))
-				}
-			}
-
-			// Once the held-back edit and the claim settle, they go too.
-			claim("k-pending")
-			deliver("k-pending")
-			if err := s.Settle(ctx, "k-claimed", "tok-k-claimed", ledger.Outcome{State: ledger.StateFailed, Error: "channel_not_found"}, t0); err != nil {
-				t.Fatal(err)
-			}
-			if n, err := s.Prune(ctx, t0.Add(30*day)); err != nil || n != 2 {
-				t.Fatalf("second prune: %d %v, want 2", n, err)
-			}
-			if eps, err := s.Episodes(ctx, false, 0); err != nil || len(eps) != 2 {
-				t.Fatalf("left after pruning: %d %v, want open and recent", len(eps), err)
-			}
 		})
 	}
 }

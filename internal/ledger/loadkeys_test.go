@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // TestPeekForLoadsLeftOutActions: the actions a decision names are added to
@@ -26,21 +26,21 @@ func TestPeekForLoadsLeftOutActions(t *testing.T) {
 			old.Seq, old.ParentKey, old.CreatedAt = "step/x/1/0", first.Key, t0.Add(time.Minute)
 			newest := action("k-newest", "ep1", "d")
 			newest.Seq, newest.ParentKey, newest.CreatedAt = "step/x/1/1", first.Key, t0.Add(2*time.Minute)
-			if _, _, err := s.Decide(ctx, func(ledger.State) (ledger.Plan, error) {
-				return ledger.Plan{Now: t0, Open: []ledger.Episode{newEpisode("ep1")}, Actions: []ledger.Action{first, old, newest}}, nil
+			if _, _, err := s.Decide(ctx, func(model.Ledger) (model.Plan, error) {
+				return model.Plan{Now: t0, Open: []model.Episode{newEpisode("ep1")}, Actions: []model.Action{first, old, newest}}, nil
 			}); err != nil {
 				t.Fatal(err)
 			}
-			for i, a := range []ledger.Action{first, old, newest} {
+			for i, a := range []model.Action{first, old, newest} {
 				at := t0.Add(time.Duration(3+i) * time.Minute)
 				if _, ok, err := s.Claim(ctx, a.Key, "test", "tok-"+a.Key, at, time.Minute); err != nil || !ok {
 					t.Fatalf("claim %s: %v %v", a.Key, ok, err)
 				}
-				if err := s.Settle(ctx, a.Key, "tok-"+a.Key, ledger.Outcome{State: ledger.StateDelivered, ResultChannel: "C1", ResultTS: "1.0"}, at); err != nil {
+				if err := s.Settle(ctx, a.Key, "tok-"+a.Key, model.Outcome{State: model.StateDelivered, ResultChannel: "C1", ResultTS: "1.0"}, at); err != nil {
 					t.Fatal(err)
 				}
 			}
-			keys := func(st ledger.State) []string {
+			keys := func(st model.Ledger) []string {
 				var out []string
 				for _, a := range st.Open[0].Actions {
 					out = append(out, a.Key)
@@ -54,14 +54,14 @@ func TestPeekForLoadsLeftOutActions(t *testing.T) {
 			if got := keys(plain); !slices.Equal(got, []string{first.Key, newest.Key}) {
 				t.Fatalf("loaded %v: the older reply should be left out", got)
 			}
-			st, err := s.PeekFor(ctx, func(ledger.State) []string { return []string{newest.Key, "k-none", old.Key} })
+			st, err := s.PeekFor(ctx, func(model.Ledger) []string { return []string{newest.Key, "k-none", old.Key} })
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got := keys(st); !slices.Equal(got, []string{first.Key, old.Key, newest.Key}) {
 				t.Fatalf("with the wanted keys: %v", got)
 			}
-			if got := st.Open[0].Actions[1]; got.State != ledger.StateDelivered || got.ParentKey != first.Key || got.Body != "" {
+			if got := st.Open[0].Actions[1]; got.State != model.StateDelivered || got.ParentKey != first.Key || got.Body != "" {
 				t.Fatalf("the looked-up action: %+v", got)
 			}
 		})

@@ -3,16 +3,18 @@ package ledger
 import (
 	"context"
 	"database/sql"
+
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // refreshRow is one refresh as the statement's JSON parameter spells it.
 type refreshRow struct {
-	ID          string `json:"id"`
-	Kind        string `json:"kind"`
-	KindChanges int    `json:"kind_changes"`
-	TaskTitle   string `json:"task_title"`
-	LastSeen    int64  `json:"last_seen_us"`
-	Finding     string `json:"finding"`
+	ID          string     `json:"id"`
+	Kind        model.Kind `json:"kind"`
+	KindChanges int        `json:"kind_changes"`
+	TaskTitle   string     `json:"task_title"`
+	LastSeen    int64      `json:"last_seen_us"`
+	Finding     string     `json:"finding"`
 }
 
 // refresh updates every episode the scan still reports. Every open episode
@@ -23,14 +25,14 @@ type refreshRow struct {
 // trip to save, and its UPDATE … FROM json_each joins the wrong way round
 // (every episode against every row of the parameter), so there one prepared
 // statement runs per episode.
-func (s *Store) refresh(ctx context.Context, tx *sql.Tx, rs []Refresh) error {
+func (s *Store) refresh(ctx context.Context, tx *sql.Tx, rs []model.Refresh) error {
 	if len(rs) == 0 {
 		return nil
 	}
 	if !s.pg {
 		return s.refreshEach(ctx, tx, rs)
 	}
-	for _, batch := range chunks(rs, func(r Refresh) int { return len(r.Finding) + len(r.TaskTitle) }) {
+	for _, batch := range chunks(rs, func(r model.Refresh) int { return len(r.Finding) + len(r.TaskTitle) }) {
 		rows := make([]refreshRow, len(batch))
 		for i, r := range batch {
 			rows[i] = refreshRow{ID: r.ID, Kind: r.Kind, KindChanges: r.KindChanges, TaskTitle: r.TaskTitle, LastSeen: us(r.LastSeen), Finding: r.Finding}
@@ -49,7 +51,7 @@ func (s *Store) refresh(ctx context.Context, tx *sql.Tx, rs []Refresh) error {
 	return nil
 }
 
-func (s *Store) refreshEach(ctx context.Context, tx *sql.Tx, rs []Refresh) error {
+func (s *Store) refreshEach(ctx context.Context, tx *sql.Tx, rs []model.Refresh) error {
 	return s.eachRow(ctx, tx, "refresh episode", len(rs), `UPDATE episodes SET kind = ?, kind_changes = ?, task_title = ?, last_seen_us = ?, missing_since_us = NULL, finding = ?
 	  WHERE id = ? AND resolved_us IS NULL`, func(i int) []any {
 		r := rs[i]

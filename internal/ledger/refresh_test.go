@@ -8,19 +8,20 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // manyEpisodes opens n episodes with distinct identities.
 func manyEpisodes(t testing.TB, s *ledger.Store, n int) {
 	t.Helper()
-	var eps []ledger.Episode
+	var eps []model.Episode
 	for i := range n {
 		e := newEpisode(fmt.Sprintf("ep-%04d", i))
 		e.Identity = fmt.Sprintf("stalled_turn|s%d|turn|", i)
 		eps = append(eps, e)
 	}
-	if _, _, err := s.Decide(context.Background(), func(ledger.State) (ledger.Plan, error) {
-		return ledger.Plan{Now: t0, Open: eps}, nil
+	if _, _, err := s.Decide(context.Background(), func(model.Ledger) (model.Plan, error) {
+		return model.Plan{Now: t0, Open: eps}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -29,10 +30,10 @@ func manyEpisodes(t testing.TB, s *ledger.Store, n int) {
 // refreshAll refreshes every open episode as the scan would, each with its
 // own title and finding.
 func refreshAll(s *ledger.Store, now time.Time, title, finding func(id string) string) error {
-	_, _, err := s.Decide(context.Background(), func(st ledger.State) (ledger.Plan, error) {
-		p := ledger.Plan{Now: now}
+	_, _, err := s.Decide(context.Background(), func(st model.Ledger) (model.Plan, error) {
+		p := model.Plan{Now: now}
 		for _, e := range st.Open {
-			p.Refresh = append(p.Refresh, ledger.Refresh{ID: e.ID, Kind: "shadowed_clarification", KindChanges: 1,
+			p.Refresh = append(p.Refresh, model.Refresh{ID: e.ID, Kind: "shadowed_clarification", KindChanges: 1,
 				TaskTitle: title(e.ID), LastSeen: now, Finding: finding(e.ID)})
 		}
 		return p, nil
@@ -50,9 +51,9 @@ func TestRefreshManyEpisodes(t *testing.T) {
 		t.Run(d.name, func(t *testing.T) {
 			s := open(t, d.url(t))
 			manyEpisodes(t, s, 2500)
-			if _, _, err := s.Decide(ctx, func(ledger.State) (ledger.Plan, error) {
-				return ledger.Plan{Now: t0, Missing: []ledger.Missing{{ID: "ep-0007", Since: t0}},
-					Resolve: []ledger.Resolve{{ID: "ep-0042", At: t0, Reason: "answered"}}}, nil
+			if _, _, err := s.Decide(ctx, func(model.Ledger) (model.Plan, error) {
+				return model.Plan{Now: t0, Missing: []model.Missing{{ID: "ep-0007", Since: t0}},
+					Resolve: []model.Resolve{{ID: "ep-0042", At: t0, Reason: "answered"}}}, nil
 			}); err != nil {
 				t.Fatal(err)
 			}
@@ -139,19 +140,19 @@ func longOpenEpisodes(t testing.TB, s *ledger.Store, n, replies int) {
 	ctx := context.Background()
 	manyEpisodes(t, s, n)
 	first, reply := `{"text":"`+strings.Repeat("f", 3000)+`"}`, `{"text":"`+strings.Repeat("r", 1000)+`"}`
-	var acts []ledger.Action
+	var acts []model.Action
 	for i := range n {
 		ep := fmt.Sprintf("ep-%04d", i)
-		acts = append(acts, ledger.Action{Key: ep + "-post", EpisodeID: ep, Seq: "step/x/0/0", Kind: ledger.KindSlack, Channel: "C1", Digest: "d",
+		acts = append(acts, model.Action{Key: ep + "-post", EpisodeID: ep, Seq: "step/x/0/0", Kind: model.ActionSlack, Channel: "C1", Digest: "d",
 			Body: first, CreatedAt: t0, NextAttempt: t0})
 		for r := 1; r < replies; r++ {
 			at := t0.Add(time.Duration(r) * time.Hour)
-			acts = append(acts, ledger.Action{Key: fmt.Sprintf("%s-r%d", ep, r), EpisodeID: ep, Seq: fmt.Sprintf("step/x/0/%d", r), Repeat: r,
-				Kind: ledger.KindSlack, Channel: "C1", ParentKey: ep + "-post", Digest: "d", Body: reply, CreatedAt: at, NextAttempt: at})
+			acts = append(acts, model.Action{Key: fmt.Sprintf("%s-r%d", ep, r), EpisodeID: ep, Seq: fmt.Sprintf("step/x/0/%d", r), Repeat: r,
+				Kind: model.ActionSlack, Channel: "C1", ParentKey: ep + "-post", Digest: "d", Body: reply, CreatedAt: at, NextAttempt: at})
 		}
 	}
-	if _, _, err := s.Decide(ctx, func(ledger.State) (ledger.Plan, error) {
-		return ledger.Plan{Now: t0, Actions: acts}, nil
+	if _, _, err := s.Decide(ctx, func(model.Ledger) (model.Plan, error) {
+		return model.Plan{Now: t0, Actions: acts}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +160,7 @@ func longOpenEpisodes(t testing.TB, s *ledger.Store, n, replies int) {
 		if _, ok, err := s.Claim(ctx, a.Key, "test", "tok", a.CreatedAt, time.Minute); !ok || err != nil {
 			t.Fatalf("claim %s: %v %v", a.Key, ok, err)
 		}
-		if err := s.Settle(ctx, a.Key, "tok", ledger.Outcome{State: ledger.StateDelivered, ResultChannel: "C1", ResultTS: "1.1"}, a.CreatedAt); err != nil {
+		if err := s.Settle(ctx, a.Key, "tok", model.Outcome{State: model.StateDelivered, ResultChannel: "C1", ResultTS: "1.1"}, a.CreatedAt); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -250,14 +251,14 @@ func TestOpenStateLoadsBodyInPlaceOfAFailedFirstPost(t *testing.T) {
 			second := action("k-second", "ep1", "d")
 			second.Seq, second.ParentKey, second.CreatedAt = "step/x/1/0", first.Key, t0.Add(time.Minute)
 			second.Body = `{"text":"second step"}`
-			if _, _, err := s.Decide(ctx, func(ledger.State) (ledger.Plan, error) {
-				return ledger.Plan{Now: t0, Open: []ledger.Episode{newEpisode("ep1")}, Actions: []ledger.Action{first, second}}, nil
+			if _, _, err := s.Decide(ctx, func(model.Ledger) (model.Plan, error) {
+				return model.Plan{Now: t0, Open: []model.Episode{newEpisode("ep1")}, Actions: []model.Action{first, second}}, nil
 			}); err != nil {
 				t.Fatal(err)
 			}
-			for a, o := range map[string]ledger.Outcome{
-				first.Key:  {State: ledger.StateFailed, Error: "channel_not_found"},
-				second.Key: {State: ledger.StateDelivered, ResultChannel: "C1", ResultTS: "1.0"},
+			for a, o := range map[string]model.Outcome{
+				first.Key:  {State: model.StateFailed, Error: "channel_not_found"},
+				second.Key: {State: model.StateDelivered, ResultChannel: "C1", ResultTS: "1.0"},
 			} {
 				if _, ok, err := s.Claim(ctx, a, "test", "tok", t0.Add(2*time.Minute), time.Minute); err != nil || !ok {
 					t.Fatalf("claim %s: %v %v", a, ok, err)

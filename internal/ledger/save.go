@@ -3,6 +3,8 @@ package ledger
 import (
 	"context"
 	"database/sql"
+
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // requeue puts failed actions back to pending (`watchdogd episodes
@@ -21,29 +23,29 @@ func (s *Store) requeue(ctx context.Context, tx *sql.Tx, keys []string, now int6
 
 // actionRecord is an action as saveActions' JSON parameter spells it.
 type actionRecord struct {
-	Key       string `json:"key"`
-	EpisodeID string `json:"episode_id"`
-	Seq       string `json:"seq"`
-	Step      int    `json:"step"`
-	Repeat    int    `json:"repeat_no"`
-	Kind      string `json:"action"`
-	Channel   string `json:"channel"`
-	Mention   string `json:"mention"`
-	ParentKey string `json:"parent_key"`
-	Digest    string `json:"digest"`
-	Body      string `json:"body"`
-	Created   int64  `json:"created_us"`
-	Next      int64  `json:"next_attempt_us"`
+	Key       string           `json:"key"`
+	EpisodeID string           `json:"episode_id"`
+	Seq       string           `json:"seq"`
+	Step      int              `json:"step"`
+	Repeat    int              `json:"repeat_no"`
+	Kind      model.ActionKind `json:"action"`
+	Channel   string           `json:"channel"`
+	Mention   string           `json:"mention"`
+	ParentKey string           `json:"parent_key"`
+	Digest    string           `json:"digest"`
+	Body      string           `json:"body"`
+	Created   int64            `json:"created_us"`
+	Next      int64            `json:"next_attempt_us"`
 }
 
 // saveActions inserts each decided action before any delivery. A key
 // already stored is the same step decided again: nothing new, or a
 // conflict when its digest differs.
-func (s *Store) saveActions(ctx context.Context, tx *sql.Tx, actions []Action) (Applied, error) {
+func (s *Store) saveActions(ctx context.Context, tx *sql.Tx, actions []model.Action) (model.Applied, error) {
 	if s.pg {
 		return s.saveActionsBatched(ctx, tx, actions)
 	}
-	var out Applied
+	var out model.Applied
 	if len(actions) == 0 {
 		return out, nil
 	}
@@ -73,9 +75,9 @@ func (s *Store) saveActions(ctx context.Context, tx *sql.Tx, actions []Action) (
 // saveActionsBatched is saveActions on PostgreSQL: a statement per batch,
 // which returns the keys it inserted; the others are checked for a
 // conflict as one at a time (a config change under decided steps: rare).
-func (s *Store) saveActionsBatched(ctx context.Context, tx *sql.Tx, actions []Action) (Applied, error) {
-	var out Applied
-	for _, batch := range chunks(actions, func(a Action) int { return len(a.Body) }) {
+func (s *Store) saveActionsBatched(ctx context.Context, tx *sql.Tx, actions []model.Action) (model.Applied, error) {
+	var out model.Applied
+	for _, batch := range chunks(actions, func(a model.Action) int { return len(a.Body) }) {
 		recs := make([]actionRecord, len(batch))
 		for i, a := range batch {
 			recs[i] = actionRecord{Key: a.Key, EpisodeID: a.EpisodeID, Seq: a.Seq, Step: a.Step, Repeat: a.Repeat, Kind: a.Kind,
@@ -124,7 +126,7 @@ func (s *Store) saveActionsBatched(ctx context.Context, tx *sql.Tx, actions []Ac
 
 // inserted counts an action that was saved, or checks a key already
 // stored for a conflict.
-func (s *Store) inserted(ctx context.Context, tx *sql.Tx, out *Applied, a Action, isNew bool) error {
+func (s *Store) inserted(ctx context.Context, tx *sql.Tx, out *model.Applied, a model.Action, isNew bool) error {
 	if isNew {
 		out.Inserted++
 		return nil
@@ -142,7 +144,7 @@ func (s *Store) inserted(ctx context.Context, tx *sql.Tx, out *Applied, a Action
 // checkConflict compares a re-decided action's digest with the stored one.
 // A difference is counted once per distinct digest; the stored action stays
 // authoritative and is delivered as first decided.
-func (s *Store) checkConflict(ctx context.Context, tx *sql.Tx, a Action) (*Conflict, error) {
+func (s *Store) checkConflict(ctx context.Context, tx *sql.Tx, a model.Action) (*model.Conflict, error) {
 	var stored, last string
 	if err := tx.QueryRowContext(ctx, s.q("SELECT digest, conflict_digest FROM actions WHERE key = ?"), a.Key).Scan(&stored, &last); err != nil {
 		return nil, s.wrap("read action", err)
@@ -153,5 +155,5 @@ func (s *Store) checkConflict(ctx context.Context, tx *sql.Tx, a Action) (*Confl
 	if _, err := tx.ExecContext(ctx, s.q("UPDATE actions SET conflicts = conflicts + 1, conflict_digest = ? WHERE key = ?"), a.Digest, a.Key); err != nil {
 		return nil, s.wrap("record conflict", err)
 	}
-	return &Conflict{Key: a.Key, Stored: stored, Want: a.Digest}, nil
+	return &model.Conflict{Key: a.Key, Stored: stored, Want: a.Digest}, nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"time"
+
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // Silence is a runtime silence (`watchdogd silence add`): matching Slack
@@ -13,7 +15,7 @@ type Silence struct {
 	WorkspaceID string
 	TaskID      string
 	SessionID   string
-	Kind        string
+	Kind        model.Kind
 	Comment     string
 	CreatedBy   string
 	CreatedAt   time.Time
@@ -69,14 +71,14 @@ func (s *Store) ExpireSilence(ctx context.Context, id string, now time.Time) (bo
 }
 
 // OpenCounts counts open episodes by kind.
-func (s *Store) OpenCounts(ctx context.Context) (map[string]int, error) {
+func (s *Store) OpenCounts(ctx context.Context) (map[model.Kind]int, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT kind, COUNT(*) FROM episodes WHERE resolved_us IS NULL GROUP BY kind`)
 	if err != nil {
 		return nil, s.wrap("count episodes", err)
 	}
-	out := map[string]int{}
+	out := map[model.Kind]int{}
 	for rows.Next() {
-		var k string
+		var k model.Kind
 		var n int
 		if err := rows.Scan(&k, &n); err != nil {
 			_ = rows.Close()

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/pgtest"
 )
 
@@ -37,7 +37,7 @@ func BenchmarkStorm(b *testing.B) {
 				s := open(b, d.url(b))
 				p := stormOpen(stormSize)
 				b.StartTimer()
-				if _, _, err := s.Decide(ctx, func(ledger.State) (ledger.Plan, error) { return p, nil }); err != nil {
+				if _, _, err := s.Decide(ctx, func(model.Ledger) (model.Plan, error) { return p, nil }); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -46,13 +46,13 @@ func BenchmarkStorm(b *testing.B) {
 			for range b.N {
 				b.StopTimer()
 				s := open(b, d.url(b))
-				if _, _, err := s.Decide(ctx, func(ledger.State) (ledger.Plan, error) { return stormOpen(stormSize), nil }); err != nil {
+				if _, _, err := s.Decide(ctx, func(model.Ledger) (model.Plan, error) { return stormOpen(stormSize), nil }); err != nil {
 					b.Fatal(err)
 				}
 				b.StartTimer()
-				_, ap, err := s.Decide(ctx, func(st ledger.State) (ledger.Plan, error) {
+				_, ap, err := s.Decide(ctx, func(st model.Ledger) (model.Plan, error) {
 					if len(st.Open) != stormSize {
-						return ledger.Plan{}, fmt.Errorf("%d open", len(st.Open))
+						return model.Plan{}, fmt.Errorf("%d open", len(st.Open))
 					}
 					return stormResolve(st), nil
 				})
@@ -77,8 +77,8 @@ func linked(rtt time.Duration) dialect {
 
 // stormOpen opens n episodes, each with its first post decided and a
 // second step pending.
-func stormOpen(n int) ledger.Plan {
-	p := ledger.Plan{Now: t0}
+func stormOpen(n int) model.Plan {
+	p := model.Plan{Now: t0}
 	for i := range n {
 		id := fmt.Sprintf("ep%05d", i)
 		e := newEpisode(id)
@@ -94,18 +94,18 @@ func stormOpen(n int) ledger.Plan {
 
 // stormResolve resolves every open episode as policy.Decide does when the
 // storm clears.
-func stormResolve(st ledger.State) ledger.Plan {
+func stormResolve(st model.Ledger) model.Plan {
 	now := t0.Add(time.Hour)
-	p := ledger.Plan{Now: now}
+	p := model.Plan{Now: now}
 	for _, e := range st.Open {
-		p.Missing = append(p.Missing, ledger.Missing{ID: e.ID, Since: now})
-		p.Resolve = append(p.Resolve, ledger.Resolve{ID: e.ID, At: now, Reason: "the turn completed"})
+		p.Missing = append(p.Missing, model.Missing{ID: e.ID, Since: now})
+		p.Resolve = append(p.Resolve, model.Resolve{ID: e.ID, At: now, Reason: "the turn completed"})
 		for _, a := range e.Actions {
 			if a.Seq != "step/x/0/0" {
 				p.Supersede = append(p.Supersede, a.Key)
 			}
 		}
-		p.Actions = append(p.Actions, ledger.Action{Key: "r" + e.ID, EpisodeID: e.ID, Seq: "resolve", Kind: ledger.KindSlackUpdate,
+		p.Actions = append(p.Actions, model.Action{Key: "r" + e.ID, EpisodeID: e.ID, Seq: "resolve", Kind: model.ActionSlackUpdate,
 			Channel: "C1", ParentKey: "k" + e.ID, Digest: "r", Body: `{"text":"cleared"}`, CreatedAt: now, NextAttempt: now})
 	}
 	return p
@@ -130,7 +130,7 @@ func TestStormDecisions(t *testing.T) {
 			conflicting.Digest, near.Digest = "other", "near"
 			p.Actions = append(p.Actions, again, conflicting)
 			p.Actions = slices.Insert(p.Actions, 2, near)
-			_, ap, err := s.Decide(ctx, func(ledger.State) (ledger.Plan, error) { return p, nil })
+			_, ap, err := s.Decide(ctx, func(model.Ledger) (model.Plan, error) { return p, nil })
 			var keys []string
 			for _, c := range ap.Conflicts {
 				keys = append(keys, c.Key)
@@ -153,10 +153,10 @@ func TestStormDecisions(t *testing.T) {
 				}
 			}
 			// Every episode still reported: refreshed, in three batches.
-			if _, _, err = s.Decide(ctx, func(st ledger.State) (ledger.Plan, error) {
-				p := ledger.Plan{Now: t0.Add(time.Minute)}
+			if _, _, err = s.Decide(ctx, func(st model.Ledger) (model.Plan, error) {
+				p := model.Plan{Now: t0.Add(time.Minute)}
 				for _, e := range st.Open {
-					p.Refresh = append(p.Refresh, ledger.Refresh{ID: e.ID, Kind: e.Kind, TaskTitle: "Fix " + e.ID, LastSeen: p.Now, Finding: "{}"})
+					p.Refresh = append(p.Refresh, model.Refresh{ID: e.ID, Kind: e.Kind, TaskTitle: "Fix " + e.ID, LastSeen: p.Now, Finding: "{}"})
 				}
 				return p, nil
 			}); err != nil {
@@ -170,7 +170,7 @@ func TestStormDecisions(t *testing.T) {
 					t.Fatalf("episode %s after the refresh: title %q, last seen %v", e.ID, e.TaskTitle, e.LastSeen)
 				}
 			}
-			_, ap, err = s.Decide(ctx, func(st ledger.State) (ledger.Plan, error) { return stormResolve(st), nil })
+			_, ap, err = s.Decide(ctx, func(st model.Ledger) (model.Plan, error) { return stormResolve(st), nil })
 			if err != nil || ap.Inserted != n {
 				t.Fatalf("resolve: %v, %d inserted", err, ap.Inserted)
 			}
@@ -183,11 +183,11 @@ func TestStormDecisions(t *testing.T) {
 				if err != nil || e.ResolvedAt.IsZero() || e.MissingSince.IsZero() || e.Resolution != "the turn completed" {
 					t.Fatalf("%s: %v %+v", id, err, e)
 				}
-				states := map[string]string{}
+				states := map[string]model.State{}
 				for _, a := range e.Actions {
 					states[a.Key] = a.State
 				}
-				want := map[string]string{"k" + id: ledger.StatePending, "n" + id: ledger.StateSuperseded, "r" + id: ledger.StatePending}
+				want := map[string]model.State{"k" + id: model.StatePending, "n" + id: model.StateSuperseded, "r" + id: model.StatePending}
 				if !maps.Equal(states, want) {
 					t.Fatalf("%s's actions: %v, want %v", id, states, want)
 				}

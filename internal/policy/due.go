@@ -2,13 +2,13 @@
 // decision here is a pure function of (ledger state, findings, config, now):
 // which episodes open, refresh or resolve, which step of an escalation
 // ladder is due, where a message goes, and whether a silence or quiet hours
-// defer it. I/O stays in internal/app.
+// defer it. I/O stays with the callers (internal/cycle, the commands).
 package policy
 
 import (
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/config"
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // Occurrence is one occurrence of a ladder step: step index and repeat
@@ -22,7 +22,7 @@ type Occurrence struct {
 // Due returns the newest step occurrence due at now for an episode that
 // began at since. Only the newest is ever returned, so an outage, a silence
 // or quiet hours never release a burst of missed steps or repeats.
-func Due(since time.Time, p *config.Policy, now time.Time) (Occurrence, bool) {
+func Due(since time.Time, p *model.Policy, now time.Time) (Occurrence, bool) {
 	last := -1
 	for i, s := range p.Steps {
 		if !since.Add(s.After).After(now) {
@@ -50,6 +50,6 @@ func Due(since time.Time, p *config.Policy, now time.Time) (Occurrence, bool) {
 // covered repeat is skipped, not postponed; the next one is a full period
 // later. In steady operation the last message goes out about a period
 // before the repeat, which is never covered.
-func RepeatCovered(occ Occurrence, p *config.Policy, lastSent time.Time) bool {
+func RepeatCovered(occ Occurrence, p *model.Policy, lastSent time.Time) bool {
 	return occ.Repeat > 0 && !lastSent.IsZero() && lastSent.After(occ.At.Add(-p.RepeatEvery/2))
 }

@@ -4,18 +4,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/config"
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 func TestDue(t *testing.T) {
 	since := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
 	m := time.Minute
-	ladder := &config.Policy{Steps: []config.Step{{After: 0, Action: "slack"}, {After: 30 * m, Action: "slack", Mention: true}}}
-	repeating := &config.Policy{Steps: ladder.Steps, RepeatEvery: time.Hour}
-	late := &config.Policy{Steps: []config.Step{{After: 10 * m, Action: "slack"}}}
+	ladder := &model.Policy{Steps: []model.Step{{After: 0, Action: "slack"}, {After: 30 * m, Action: "slack", Mention: true}}}
+	repeating := &model.Policy{Steps: ladder.Steps, RepeatEvery: time.Hour}
+	late := &model.Policy{Steps: []model.Step{{After: 10 * m, Action: "slack"}}}
 	cases := []struct {
 		name   string
-		p      *config.Policy
+		p      *model.Policy
 		at     time.Duration // since + at is now
 		ok     bool
 		step   int
@@ -45,7 +45,7 @@ func TestDue(t *testing.T) {
 
 func TestRepeatCovered(t *testing.T) {
 	h, m := time.Hour, time.Minute
-	p := &config.Policy{Steps: []config.Step{{After: 0, Action: "slack"}}, RepeatEvery: h}
+	p := &model.Policy{Steps: []model.Step{{After: 0, Action: "slack"}}, RepeatEvery: h}
 	due := time.Date(2026, 11, 30, 9, 0, 34, 0, time.UTC) // the repeat's At
 	cases := []struct {
 		name     string

@@ -8,8 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/config"
-	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
 
@@ -21,13 +20,15 @@ const TemplateVersion = "1"
 type Input struct {
 	Now      time.Time
 	Findings []scan.Finding
-	Config   *config.Config
-	// Slack is false when the config has no slack: block; Slack steps then
-	// run as log.
-	Slack bool
+	// Policies are the ladders by finding kind; a kind without one takes
+	// model.DefaultPolicy.
+	Policies map[model.Kind]*model.Policy
+	// Routing is where Slack steps go; nil when the config has no slack:
+	// block, and Slack steps then run as log.
+	Routing *model.Routing
 	// Reason says how an episode cleared ("the turn completed", "answered",
 	// "the session ended"), from the current snapshot.
-	Reason func(ledger.Episode) string
+	Reason func(model.Episode) string
 	// NewID mints episode ids.
 	NewID func() string
 }
@@ -36,8 +37,8 @@ type Input struct {
 // turn and pending id, with both clarification kinds as one, so a question
 // that turns from unanswered to shadowed stays one episode.
 func Identity(f scan.Finding) string {
-	kind := f.Kind
-	if kind == scan.KindUnansweredClarification || kind == scan.KindShadowedClarification {
+	kind := string(f.Kind)
+	if f.Kind.Question() {
 		kind = "clarification"
 	}
 	// "|" separates the parts; one inside an id is escaped, so that no two
@@ -72,16 +73,16 @@ func Key(episodeID, seq string) string {
 
 // Digest fingerprints a decision: the same key with another digest is a
 // conflict (the config changed under a decided action).
-func Digest(a ledger.Action, identity string) string {
-	sum := sha256.Sum256([]byte(strings.Join([]string{"v" + TemplateVersion, a.Kind, a.Channel, a.Mention, a.ParentKey, identity, a.Seq}, "\x00")))
+func Digest(a model.Action, identity string) string {
+	sum := sha256.Sum256([]byte(strings.Join([]string{"v" + TemplateVersion, string(a.Kind), a.Channel, a.Mention, a.ParentKey, identity, a.Seq}, "\x00")))
 	return hex.EncodeToString(sum[:16])
 }
 
 // Decide is the pure decision of one cycle: open, refresh and resolve
 // episodes from the findings, and decide each open episode's due step.
-func Decide(st ledger.State, in Input) ledger.Plan {
-	p := planner{in: in, plan: ledger.Plan{Now: in.Now}}
-	byIdentity := map[string]ledger.Episode{}
+func Decide(st model.Ledger, in Input) model.Plan {
+	p := planner{in: in, plan: model.Plan{Now: in.Now}}
+	byIdentity := map[string]model.Episode{}
 	for _, e := range st.Open {
 		byIdentity[e.Identity] = e
 	}
@@ -108,19 +109,19 @@ func Decide(st ledger.State, in Input) ledger.Plan {
 
 type planner struct {
 	in   Input
-	plan ledger.Plan
+	plan model.Plan
 }
 
-func (p *planner) policy(kind string) *config.Policy {
-	if pol, ok := p.in.Config.Policy[kind]; ok && pol != nil {
+func (p *planner) policy(kind model.Kind) *model.Policy {
+	if pol, ok := p.in.Policies[kind]; ok && pol != nil {
 		return pol
 	}
-	def := config.DefaultPolicy(kind)
+	def := model.DefaultPolicy(kind)
 	return &def
 }
 
 func (p *planner) open(identity string, f scan.Finding) {
-	e := ledger.Episode{
+	e := model.Episode{
 		ID: p.in.NewID(), Identity: identity, Kind: f.Kind, SessionID: f.SessionID, TaskID: f.TaskID,
 		WorkspaceID: f.WorkspaceID, TurnID: deref(f.TurnID), PendingID: deref(f.PendingID), TaskTitle: f.TaskTitle,
 		Since: f.SinceTime, OpenedAt: p.in.Now, LastSeen: p.in.Now, Finding: findingJSON(f),
@@ -133,24 +134,24 @@ func (p *planner) open(identity string, f scan.Finding) {
 // unanswered to shadowed (or back) follows the new kind's ladder; the change
 // itself is a thread reply — the new ladder's step when one is newly due,
 // else a reply of its own.
-func (p *planner) refresh(e ledger.Episode, f scan.Finding) {
+func (p *planner) refresh(e model.Episode, f scan.Finding) {
 	flipped := f.Kind != e.Kind
 	if flipped {
 		e.KindChanges++
 		e.Kind = f.Kind
 	}
 	e.TaskTitle, e.Finding = f.TaskTitle, findingJSON(f)
-	p.plan.Refresh = append(p.plan.Refresh, ledger.Refresh{ID: e.ID, Kind: e.Kind, KindChanges: e.KindChanges,
+	p.plan.Refresh = append(p.plan.Refresh, model.Refresh{ID: e.ID, Kind: e.Kind, KindChanges: e.KindChanges,
 		TaskTitle: f.TaskTitle, LastSeen: p.in.Now, Finding: e.Finding})
 	if newStep := p.steps(e); flipped && !newStep && firstSlack(e, nil) != nil {
-		p.decide(e, fmt.Sprintf("kind/%d", e.KindChanges), 0, 0, config.ActionSlack, false)
+		p.decide(e, fmt.Sprintf("kind/%d", e.KindChanges), 0, 0, model.ActionSlack, false)
 	}
 }
 
 // steps decides the episode's newest due step of its kind's ladder,
 // superseding older pending steps so that only the newest ever goes out. It
 // reports whether that step is a new decision.
-func (p *planner) steps(e ledger.Episode) bool {
+func (p *planner) steps(e model.Episode) bool {
 	pol := p.policy(e.Kind)
 	occ, seq, ok := p.due(e)
 	if !ok {
@@ -165,7 +166,7 @@ func (p *planner) steps(e ledger.Episode) bool {
 }
 
 // due is the episode's newest due step of its kind's ladder and its seq.
-func (p *planner) due(e ledger.Episode) (Occurrence, string, bool) {
+func (p *planner) due(e model.Episode) (Occurrence, string, bool) {
 	occ, ok := Due(e.Since, p.policy(e.Kind), p.in.Now)
 	return occ, fmt.Sprintf("step/%s/%d/%d", e.Kind, occ.Step, occ.Repeat), ok
 }
@@ -176,9 +177,9 @@ func (p *planner) due(e ledger.Episode) (Occurrence, string, bool) {
 // ledger loads; a policy edited while the episode is open can make an older
 // step due again, and Decide must see that it exists (to decide it again,
 // not anew). Most keys named are of steps not decided yet, and find nothing.
-func Wanted(st ledger.State, in Input) []string {
+func Wanted(st model.Ledger, in Input) []string {
 	p := planner{in: in}
-	byIdentity := map[string]ledger.Episode{}
+	byIdentity := map[string]model.Episode{}
 	for _, e := range st.Open {
 		byIdentity[e.Identity] = e
 	}
@@ -200,10 +201,10 @@ func Wanted(st ledger.State, in Input) []string {
 // decide adds one decision. A step already stored is decided again only
 // to compare digests: it goes into the plan when the digest changed (a
 // conflict, for the ledger to count), not when it is the same.
-func (p *planner) decide(e ledger.Episode, seq string, step, repeat int, action string, mention bool) {
-	kind := actionKind(action, e.Kind, p.in.Slack)
+func (p *planner) decide(e model.Episode, seq string, step, repeat int, action model.ActionKind, mention bool) {
+	kind := actionKind(action, e.Kind, p.in.Routing != nil)
 	key := Key(e.ID, seq)
-	a := ledger.Action{Key: key, EpisodeID: e.ID, Seq: seq, Step: step, Repeat: repeat, Kind: kind,
+	a := model.Action{Key: key, EpisodeID: e.ID, Seq: seq, Step: step, Repeat: repeat, Kind: kind,
 		CreatedAt: p.in.Now, NextAttempt: p.in.Now}
 	existing := actionBySeq(e, seq)
 	if existing != nil {
@@ -212,20 +213,20 @@ func (p *planner) decide(e ledger.Episode, seq string, step, repeat int, action 
 		superseded := map[string]bool{}
 		if strings.HasPrefix(seq, "step/") {
 			for _, old := range e.Actions {
-				if strings.HasPrefix(old.Seq, "step/") && old.State == ledger.StatePending && !old.Uncertain {
+				if strings.HasPrefix(old.Seq, "step/") && old.State == model.StatePending && !old.Uncertain {
 					superseded[old.Key] = true
 					p.plan.Supersede = append(p.plan.Supersede, old.Key)
 				}
 			}
 		}
-		if kind == ledger.KindSlack {
+		if kind == model.ActionSlack {
 			if first := firstSlack(e, superseded); first != nil {
 				a.ParentKey = first.Key
 			}
 		}
 	}
-	if kind == ledger.KindSlack {
-		a.Channel, a.Mention = Route(p.in.Config.Slack, e)
+	if kind == model.ActionSlack {
+		a.Channel, a.Mention = Route(*p.in.Routing, e)
 		if !mention {
 			a.Mention = ""
 		}
@@ -241,32 +242,32 @@ func (p *planner) decide(e ledger.Episode, seq string, step, repeat int, action 
 	p.plan.Actions = append(p.plan.Actions, a)
 }
 
-func (p *planner) missing(e ledger.Episode) {
+func (p *planner) missing(e model.Episode) {
 	since := e.MissingSince
 	if since.IsZero() {
 		since = p.in.Now
-		p.plan.Missing = append(p.plan.Missing, ledger.Missing{ID: e.ID, Since: since})
+		p.plan.Missing = append(p.plan.Missing, model.Missing{ID: e.ID, Since: since})
 	}
 	if p.in.Now.Sub(since) < p.policy(e.Kind).ResolveHold {
 		return // damp flapping: not gone for long enough
 	}
-	p.plan.Resolve = append(p.plan.Resolve, ledger.Resolve{ID: e.ID, At: p.in.Now, Reason: p.in.Reason(e)})
+	p.plan.Resolve = append(p.plan.Resolve, model.Resolve{ID: e.ID, At: p.in.Now, Reason: p.in.Reason(e)})
 	for _, a := range e.Actions {
-		if a.State == ledger.StatePending && !a.Uncertain {
+		if a.State == model.StatePending && !a.Uncertain {
 			p.plan.Supersede = append(p.plan.Supersede, a.Key)
 		}
 	}
 	// Edit the first message in place when it was (or may have been) sent.
 	// A first message that never went out resolves silently.
 	first := firstSlack(e, nil)
-	if first == nil || !p.policy(e.Kind).ResolveEnabled() || !p.in.Slack {
+	if first == nil || !p.policy(e.Kind).ResolveEnabled() || p.in.Routing == nil {
 		return
 	}
-	mayHaveLanded := first.State == ledger.StateDelivered || first.State == ledger.StateClaimed || first.State == ledger.StatePending && first.Uncertain
+	mayHaveLanded := first.State == model.StateDelivered || first.State == model.StateClaimed || first.State == model.StatePending && first.Uncertain
 	if !mayHaveLanded {
 		return
 	}
-	a := ledger.Action{Key: Key(e.ID, "resolve"), EpisodeID: e.ID, Seq: "resolve", Kind: ledger.KindSlackUpdate,
+	a := model.Action{Key: Key(e.ID, "resolve"), EpisodeID: e.ID, Seq: "resolve", Kind: model.ActionSlackUpdate,
 		Channel: first.Channel, ParentKey: first.Key, CreatedAt: p.in.Now, NextAttempt: p.in.Now}
 	a.Digest = Digest(a, e.Identity)
 	p.plan.Actions = append(p.plan.Actions, a)
@@ -274,9 +275,9 @@ func (p *planner) missing(e ledger.Episode) {
 
 // firstSlack is the episode's first live Slack post: the message later
 // steps reply to and a resolve edits.
-func firstSlack(e ledger.Episode, excluded map[string]bool) *ledger.Action {
+func firstSlack(e model.Episode, excluded map[string]bool) *model.Action {
 	for i, a := range e.Actions {
-		if a.Kind != ledger.KindSlack || excluded[a.Key] || a.State == ledger.StateSuperseded || a.State == ledger.StateFailed {
+		if a.Kind != model.ActionSlack || excluded[a.Key] || a.State == model.StateSuperseded || a.State == model.StateFailed {
 			continue
 		}
 		return &e.Actions[i]
@@ -287,10 +288,10 @@ func firstSlack(e ledger.Episode, excluded map[string]bool) *ledger.Action {
 // lastStepSent is when the episode's newest step message went out, or may
 // have: delivered, in flight, or pending after an attempt that may have
 // landed.
-func lastStepSent(e ledger.Episode) time.Time {
+func lastStepSent(e model.Episode) time.Time {
 	var last time.Time
 	for _, a := range e.Actions {
-		sent := a.State == ledger.StateDelivered || a.State == ledger.StateClaimed || (a.State == ledger.StatePending && a.Uncertain)
+		sent := a.State == model.StateDelivered || a.State == model.StateClaimed || (a.State == model.StatePending && a.Uncertain)
 		if sent && strings.HasPrefix(a.Seq, "step/") && a.UpdatedAt.After(last) {
 			last = a.UpdatedAt
 		}
@@ -298,7 +299,7 @@ func lastStepSent(e ledger.Episode) time.Time {
 	return last
 }
 
-func actionBySeq(e ledger.Episode, seq string) *ledger.Action {
+func actionBySeq(e model.Episode, seq string) *model.Action {
 	for i, a := range e.Actions {
 		if a.Seq == seq {
 			return &e.Actions[i]
@@ -310,25 +311,27 @@ func actionBySeq(e ledger.Episode, seq string) *ledger.Action {
 // actionKind maps a configured action on an episode of finding kind to
 // what runs: without a slack: block, Slack steps are logged (a fresh install
 // does not crash-loop). A nudge while a human owes an answer would destroy
-// the question (config.HumanOwesAnswer); check-config refuses such a
+// the question (model.HumanOwesAnswer); check-config refuses such a
 // config, and should one get past it, the step is logged, never sent.
-func actionKind(action, finding string, slack bool) string {
+// Any other action runs as configured: whichever outlet is registered for
+// it delivers it (check-config knows which exist).
+func actionKind(action model.ActionKind, finding model.Kind, slack bool) model.ActionKind {
 	switch action {
-	case config.ActionSlack:
+	case model.ActionSlack:
 		if !slack {
-			return ledger.KindLog
+			return model.ActionLog
 		}
-		return ledger.KindSlack
-	case config.ActionNudge, config.ActionCancelAndNudge:
-		if config.HumanOwesAnswer(finding) {
-			return ledger.KindLog
+		return model.ActionSlack
+	case model.ActionNudge, model.ActionCancelAndNudge:
+		if model.HumanOwesAnswer(finding) {
+			return model.ActionLog
 		}
-		if action == config.ActionNudge {
-			return ledger.KindNudge
+		if action == model.ActionNudge {
+			return model.ActionNudge
 		}
-		return ledger.KindCancelAndNudge
+		return model.ActionCancelAndNudge
 	}
-	return ledger.KindLog
+	return action
 }
 
 func findingJSON(f scan.Finding) string {
@@ -350,8 +353,8 @@ func deref(s *string) string {
 // resolve`): the same resolve as when a finding clears, so a sent first
 // message is edited to say so. It returns the episode resolved (the
 // operator is told its session), nil when no open episode has that id.
-func ForceResolve(st ledger.State, id string, in Input) (ledger.Plan, *ledger.Episode) {
-	p := planner{in: in, plan: ledger.Plan{Now: in.Now}}
+func ForceResolve(st model.Ledger, id string, in Input) (model.Plan, *model.Episode) {
+	p := planner{in: in, plan: model.Plan{Now: in.Now}}
 	for i, e := range st.Open {
 		if e.ID == id {
 			e.MissingSince = in.Now.Add(-p.policy(e.Kind).ResolveHold)
@@ -359,5 +362,5 @@ func ForceResolve(st ledger.State, id string, in Input) (ledger.Plan, *ledger.Ep
 			return p.plan, &st.Open[i]
 		}
 	}
-	return ledger.Plan{}, nil
+	return model.Plan{}, nil
 }

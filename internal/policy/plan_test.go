@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/config"
-	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
 
@@ -15,10 +15,14 @@ var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
 func strp(s string) *string { return &s }
 
-func finding(kind string, since time.Time) scan.Finding {
+func finding(kind model.Kind, since time.Time) scan.Finding {
 	return scan.Finding{Kind: kind, SessionID: "s1", TaskID: "t1", TaskTitle: "Fix login", WorkspaceID: "ws-web",
 		TurnID: strp("turn-1"), PendingID: strp("p1"), SinceTime: since}
 }
+
+// configure gives a decision c's ladders and routing (none without a
+// slack: block).
+func configure(in *Input, c *config.Config) { in.Policies, in.Routing = c.Policy, c.Routing() }
 
 func cfgWith(yaml string) *config.Config {
 	c, err := config.Parse("test.yaml", []byte(yaml), func(string) string { return "tok" })
@@ -41,29 +45,29 @@ slack:
 
 func input(now time.Time, fs ...scan.Finding) Input {
 	n := 0
-	return Input{Now: now, Findings: fs, Config: slackCfg, Slack: true,
-		Reason: func(ledger.Episode) string { return "answered" },
+	return Input{Now: now, Findings: fs, Policies: slackCfg.Policy, Routing: slackCfg.Routing(),
+		Reason: func(model.Episode) string { return "answered" },
 		NewID:  func() string { n++; return fmt.Sprintf("ep%d", n) }}
 }
 
 // episode turns a plan's new episode plus decided actions (with states)
 // into ledger state for the next cycle.
-func episode(p ledger.Plan, states ...string) ledger.State {
+func episode(p model.Plan, states ...model.State) model.Ledger {
 	e := p.Open[0]
 	for i, a := range p.Actions {
-		a.State = ledger.StatePending
+		a.State = model.StatePending
 		if i < len(states) {
 			a.State = states[i]
 		}
 		e.Actions = append(e.Actions, a)
 	}
-	return ledger.State{Open: []ledger.Episode{e}}
+	return model.Ledger{Open: []model.Episode{e}}
 }
 
-func seqs(as []ledger.Action) string {
+func seqs(as []model.Action) string {
 	var out []string
 	for _, a := range as {
-		s := a.Seq + ":" + a.Kind
+		s := a.Seq + ":" + string(a.Kind)
 		if a.Channel != "" {
 			s += "@" + a.Channel
 		}
@@ -80,11 +84,11 @@ func seqs(as []ledger.Action) string {
 
 func TestDecideLifecycle(t *testing.T) {
 	m := time.Minute
-	f := finding(scan.KindStalledTurn, t0.Add(-20*m))
+	f := finding(model.KindStalledTurn, t0.Add(-20*m))
 
 	// A new finding opens an episode and decides its first step: a
 	// top-level Slack post to the default channel.
-	p1 := Decide(ledger.State{}, input(t0, f))
+	p1 := Decide(model.Ledger{}, input(t0, f))
 	if len(p1.Open) != 1 || seqs(p1.Actions) != "step/stalled_turn/0/0:slack@C-default" {
 		t.Fatalf("first cycle: open %d, actions %q", len(p1.Open), seqs(p1.Actions))
 	}
@@ -93,7 +97,7 @@ func TestDecideLifecycle(t *testing.T) {
 	// Next cycle, still reported, first step delivered: the same decision
 	// again (same key and digest: nothing new, so no action in the plan),
 	// the episode refreshed.
-	st := episode(p1, ledger.StateDelivered)
+	st := episode(p1, model.StateDelivered)
 	p2 := Decide(st, input(t0.Add(m), f))
 	if len(p2.Open) != 0 || len(p2.Refresh) != 1 || len(p2.Actions) != 0 || len(p2.Supersede) != 0 {
 		t.Fatalf("second cycle: %+v", p2)
@@ -116,41 +120,41 @@ func TestDecideLifecycle(t *testing.T) {
 
 func TestDecideRules(t *testing.T) {
 	m := time.Minute
-	stalled := finding(scan.KindStalledTurn, t0.Add(-20*m))
-	question := finding(scan.KindUnansweredClarification, t0.Add(-20*m))
+	stalled := finding(model.KindStalledTurn, t0.Add(-20*m))
+	question := finding(model.KindUnansweredClarification, t0.Add(-20*m))
 	shadowed := question
-	shadowed.Kind = scan.KindShadowedClarification
+	shadowed.Kind = model.KindShadowedClarification
 	ops := stalled
 	ops.WorkspaceID = "ws-ops"
-	open := func(f scan.Finding, states ...string) ledger.State {
-		return episode(Decide(ledger.State{}, input(t0, f)), states...)
+	open := func(f scan.Finding, states ...model.State) model.Ledger {
+		return episode(Decide(model.Ledger{}, input(t0, f)), states...)
 	}
 	noSlack := input(t0.Add(40*m), stalled)
-	noSlack.Config, noSlack.Slack = cfgWith(""), false
+	configure(&noSlack, cfgWith(""))
 	// nudging is input under a config that nudges every kind at once, as
 	// check-config would refuse: policy must not rely on it.
-	nudging := func(action string, f scan.Finding) Input {
+	nudging := func(action model.ActionKind, f scan.Finding) Input {
 		in := input(t0, f)
 		c := *slackCfg
-		c.Policy = map[string]*config.Policy{f.Kind: {Steps: []config.Step{{Action: action}}}}
-		in.Config = &c
+		c.Policy = map[model.Kind]*model.Policy{f.Kind: {Steps: []model.Step{{Action: action}}}}
+		configure(&in, &c)
 		return in
 	}
 	permission, interrupted := question, question
-	permission.Kind, interrupted.Kind = scan.KindPendingPermission, scan.KindInterruptedSession
+	permission.Kind, interrupted.Kind = model.KindPendingPermission, model.KindInterruptedSession
 
 	cases := []struct {
 		name  string
-		st    ledger.State
+		st    model.Ledger
 		in    Input
 		want  string // decided actions
-		check func(ledger.Plan) error
+		check func(model.Plan) error
 	}{
 		// The first post was deferred (still pending) when the second step
 		// came due: it is superseded and the second step goes out alone, as
 		// the top-level message — no burst after a silence.
-		{"newest step supersedes a deferred one", open(stalled, ledger.StatePending), input(t0.Add(10*m), stalled),
-			"step/stalled_turn/1/0:slack@C-default+mention", func(p ledger.Plan) error {
+		{"newest step supersedes a deferred one", open(stalled, model.StatePending), input(t0.Add(10*m), stalled),
+			"step/stalled_turn/1/0:slack@C-default+mention", func(p model.Plan) error {
 				if len(p.Supersede) != 1 {
 					return fmt.Errorf("superseded %v", p.Supersede)
 				}
@@ -158,23 +162,23 @@ func TestDecideRules(t *testing.T) {
 			}},
 		// A pending first post that may have landed (timeout) is kept: its
 		// next attempt looks for evidence first.
-		{"an uncertain first post is not superseded", func() ledger.State {
-			st := open(stalled, ledger.StatePending)
+		{"an uncertain first post is not superseded", func() model.Ledger {
+			st := open(stalled, model.StatePending)
 			st.Open[0].Actions[0].Uncertain = true
 			return st
 		}(), input(t0.Add(10*m), stalled), "step/stalled_turn/1/0:slack@C-default+mention^parent", nil},
 		// The question turned from unanswered to shadowed: one episode, a
 		// thread reply about the change.
-		{"kind flip is a thread reply", open(question, ledger.StateDelivered), input(t0.Add(m), shadowed),
-			"step/shadowed_clarification/0/0:slack@C-default+mention^parent", func(p ledger.Plan) error {
-				if p.Refresh[0].Kind != scan.KindShadowedClarification || p.Refresh[0].KindChanges != 1 || len(p.Open) != 0 {
+		{"kind flip is a thread reply", open(question, model.StateDelivered), input(t0.Add(m), shadowed),
+			"step/shadowed_clarification/0/0:slack@C-default+mention^parent", func(p model.Plan) error {
+				if p.Refresh[0].Kind != model.KindShadowedClarification || p.Refresh[0].KindChanges != 1 || len(p.Open) != 0 {
 					return fmt.Errorf("refresh %+v open %d", p.Refresh, len(p.Open))
 				}
 				return nil
 			}},
 		// Never sent (deferred), then cleared: resolves silently.
-		{"resolve without a sent message is silent", open(stalled, ledger.StatePending), input(t0.Add(m)), "",
-			func(p ledger.Plan) error {
+		{"resolve without a sent message is silent", open(stalled, model.StatePending), input(t0.Add(m)), "",
+			func(p model.Plan) error {
 				if len(p.Resolve) != 1 || len(p.Supersede) != 1 {
 					return fmt.Errorf("resolve %v supersede %v", p.Resolve, p.Supersede)
 				}
@@ -182,42 +186,42 @@ func TestDecideRules(t *testing.T) {
 			}},
 		// A claimed first post may be landing right now: edit it when it
 		// settles.
-		{"resolve after an in-flight post edits it", open(stalled, ledger.StateClaimed), input(t0.Add(m)), "resolve:slack_update@C-default^parent", nil},
+		{"resolve after an in-flight post edits it", open(stalled, model.StateClaimed), input(t0.Add(m)), "resolve:slack_update@C-default^parent", nil},
 		// Routes match by workspace; the ops route's mention is used only on
 		// steps that ask for it.
-		{"routes by workspace", ledger.State{}, input(t0.Add(10*m), ops), "step/stalled_turn/1/0:slack@C-ops+mention", nil},
+		{"routes by workspace", model.Ledger{}, input(t0.Add(10*m), ops), "step/stalled_turn/1/0:slack@C-ops+mention", nil},
 		// A nudge while a human owes an answer would destroy the question
 		// in kandev: even under a config that got past check-config, it is
 		// logged, never sent, in either form.
-		{"no nudge on an unanswered question", ledger.State{}, nudging(config.ActionNudge, question), "step/unanswered_clarification/0/0:log", nil},
-		{"no cancel_and_nudge on a pending permission", ledger.State{}, nudging(config.ActionCancelAndNudge, permission),
+		{"no nudge on an unanswered question", model.Ledger{}, nudging(model.ActionNudge, question), "step/unanswered_clarification/0/0:log", nil},
+		{"no cancel_and_nudge on a pending permission", model.Ledger{}, nudging(model.ActionCancelAndNudge, permission),
 			"step/pending_permission/0/0:log", nil},
 		// Elsewhere a configured nudge is sent: a hidden question cannot be
 		// answered in kandev anyway, and a parked session wants resuming.
-		{"nudge on a hidden question", ledger.State{}, nudging(config.ActionNudge, shadowed), "step/shadowed_clarification/0/0:nudge", nil},
-		{"nudge on a parked session", ledger.State{}, nudging(config.ActionNudge, interrupted), "step/interrupted_session/0/0:nudge", nil},
+		{"nudge on a hidden question", model.Ledger{}, nudging(model.ActionNudge, shadowed), "step/shadowed_clarification/0/0:nudge", nil},
+		{"nudge on a parked session", model.Ledger{}, nudging(model.ActionNudge, interrupted), "step/interrupted_session/0/0:nudge", nil},
 		// Without a slack: block, Slack steps are logged.
-		{"no slack block logs", ledger.State{}, noSlack, "step/stalled_turn/1/0:log", nil},
+		{"no slack block logs", model.Ledger{}, noSlack, "step/stalled_turn/1/0:log", nil},
 		// Clarifications repeat hourly with a mention; 5h after since only
 		// the newest repeat is decided.
-		{"only the newest repeat", open(question, ledger.StateDelivered), input(t0.Add(5*time.Hour), question),
+		{"only the newest repeat", open(question, model.StateDelivered), input(t0.Add(5*time.Hour), question),
 			"step/unanswered_clarification/1/4:slack@C-default+mention^parent", nil},
 		// Flipping back to a ladder whose newest step was already decided:
 		// the change is a reply of its own (the step, decided as before,
 		// is not decided again).
-		{"flip back is a kind reply", func() ledger.State {
-			st := open(question, ledger.StateDelivered)
-			st.Open[0].Kind = scan.KindShadowedClarification
+		{"flip back is a kind reply", func() model.Ledger {
+			st := open(question, model.StateDelivered)
+			st.Open[0].Kind = model.KindShadowedClarification
 			return st
 		}(), input(t0.Add(m), question), "kind/1:slack@C-default^parent", nil},
 		// The due step is stored with the digest it would get now: nothing
 		// to decide (a storm's open episodes cost no writes per cycle).
-		{"a step decided as before is left out", open(stalled, ledger.StatePending), input(t0.Add(m), stalled), "", nil},
+		{"a step decided as before is left out", open(stalled, model.StatePending), input(t0.Add(m), stalled), "", nil},
 		// The route changed since the step was stored: it is decided again
 		// with its new digest, for the ledger to count the conflict.
-		{"a step decided otherwise now is a conflict", open(stalled, ledger.StatePending), func() Input {
+		{"a step decided otherwise now is a conflict", open(stalled, model.StatePending), func() Input {
 			in := input(t0.Add(m), stalled)
-			in.Config = cfgWith("slack:\n  token_file: /dev/null\n  default_channel: C-new\n")
+			configure(&in, cfgWith("slack:\n  token_file: /dev/null\n  default_channel: C-new\n"))
 			return in
 		}(), "step/stalled_turn/0/0:slack@C-new", nil},
 	}
@@ -240,10 +244,10 @@ func TestDecideRules(t *testing.T) {
 func TestResolveHold(t *testing.T) {
 	m := time.Minute
 	cfg := cfgWith("policy:\n  stalled_turn:\n    resolve_hold: 5m\n")
-	f := finding(scan.KindStalledTurn, t0.Add(-20*m))
+	f := finding(model.KindStalledTurn, t0.Add(-20*m))
 	in := input(t0, f)
-	in.Config, in.Slack = cfg, false
-	st := episode(Decide(ledger.State{}, in), ledger.StateDelivered)
+	configure(&in, cfg) // no slack: block
+	st := episode(Decide(model.Ledger{}, in), model.StateDelivered)
 	in.Now, in.Findings = t0.Add(m), nil
 	p := Decide(st, in)
 	if len(p.Missing) != 1 || len(p.Resolve) != 0 {
@@ -264,31 +268,31 @@ func TestResolveHold(t *testing.T) {
 // TestDigestFollowsConfig: changing the channel changes the digest of the
 // same key — the ledger counts that as a conflict.
 func TestDigestFollowsConfig(t *testing.T) {
-	f := finding(scan.KindStalledTurn, t0)
-	a := Decide(ledger.State{}, input(t0, f)).Actions[0]
+	f := finding(model.KindStalledTurn, t0)
+	a := Decide(model.Ledger{}, input(t0, f)).Actions[0]
 	in := input(t0, f)
-	in.Config = cfgWith("slack:\n  token_file: /dev/null\n  default_channel: C-other\n")
-	b := Decide(ledger.State{}, in).Actions[0]
+	configure(&in, cfgWith("slack:\n  token_file: /dev/null\n  default_channel: C-other\n"))
+	b := Decide(model.Ledger{}, in).Actions[0]
 	if a.Key != b.Key || a.Digest == b.Digest {
 		t.Fatalf("key %s/%s digest %s/%s", a.Key, b.Key, a.Digest, b.Digest)
 	}
 }
 
 func TestQuietHours(t *testing.T) {
-	hm := func(s string) config.ClockTime {
-		var c config.ClockTime
+	hm := func(s string) model.ClockTime {
+		var c model.ClockTime
 		var h, m int
 		fmt.Sscanf(s, "%d:%d", &h, &m)
 		c.Set, c.Minutes = true, h*60+m
 		return c
 	}
-	night := &config.QuietHours{Timezone: "Europe/Berlin", Start: hm("22:00"), End: hm("07:00"), Days: []string{"mon", "tue", "wed", "thu", "fri"}}
-	lunch := &config.QuietHours{Timezone: "UTC", Start: hm("12:00"), End: hm("13:00")}
+	night := &model.QuietHours{Timezone: "Europe/Berlin", Start: hm("22:00"), End: hm("07:00"), Days: []string{"mon", "tue", "wed", "thu", "fri"}}
+	lunch := &model.QuietHours{Timezone: "UTC", Start: hm("12:00"), End: hm("13:00")}
 	// Every night, in a zone with daylight saving time: the window follows
 	// the local clock, so its end moves by an hour in UTC across a change.
-	nightly := &config.QuietHours{Timezone: "Europe/Berlin", Start: hm("22:00"), End: hm("07:00")}
+	nightly := &model.QuietHours{Timezone: "Europe/Berlin", Start: hm("22:00"), End: hm("07:00")}
 	cases := []struct {
-		q    *config.QuietHours
+		q    *model.QuietHours
 		at   string
 		want bool
 	}{
@@ -315,15 +319,15 @@ func TestQuietHours(t *testing.T) {
 			t.Errorf("Quiet(%s) = %v, want %v", c.at, got, c.want)
 		}
 	}
-	e := ledger.Episode{WorkspaceID: "ws-web", Kind: scan.KindStalledTurn}
-	s := []Silence{{Match: config.Match{Kind: scan.KindStalledTurn}, Until: t0.Add(time.Hour)}}
+	e := model.Episode{WorkspaceID: "ws-web", Kind: model.KindStalledTurn}
+	s := []Silence{{Match: model.Match{Kind: model.KindStalledTurn}, Until: t0.Add(time.Hour)}}
 	if d, _ := Deferred(e, s, nil, t0); !d {
 		t.Error("a matching silence defers")
 	}
 	if d, _ := Deferred(e, s, nil, t0.Add(2*time.Hour)); d {
 		t.Error("an expired silence does not")
 	}
-	e.Kind = scan.KindNeverStarted
+	e.Kind = model.KindNeverStarted
 	if d, _ := Deferred(e, s, nil, t0); d {
 		t.Error("a silence for another kind does not")
 	}
@@ -338,12 +342,12 @@ func TestNoRepeatOnTheHeelsOfAPost(t *testing.T) {
 	m := time.Minute
 	// Ladder: post at since, mention at 1h, repeat every 1h; repeat 12 of
 	// the mention step comes due at t0+20s.
-	f := finding(scan.KindUnansweredClarification, t0.Add(-13*time.Hour+20*time.Second))
-	p1 := Decide(ledger.State{}, input(t0, f))
+	f := finding(model.KindUnansweredClarification, t0.Add(-13*time.Hour+20*time.Second))
+	p1 := Decide(model.Ledger{}, input(t0, f))
 	if seqs(p1.Actions) != "step/unanswered_clarification/1/11:slack@C-default+mention" {
 		t.Fatalf("first cycle: %q", seqs(p1.Actions))
 	}
-	st := episode(p1, ledger.StateDelivered)
+	st := episode(p1, model.StateDelivered)
 	st.Open[0].Actions[0].UpdatedAt = t0
 	if p := Decide(st, input(t0.Add(m), f)); len(p.Actions) != 0 {
 		t.Fatalf("a minute after the post: %q, want nothing", seqs(p.Actions))
@@ -356,50 +360,5 @@ func TestNoRepeatOnTheHeelsOfAPost(t *testing.T) {
 	}
 	if p := Decide(st, input(t0.Add(time.Hour+m), f)); seqs(p.Actions) != "step/unanswered_clarification/1/13:slack@C-default+mention^parent" {
 		t.Fatalf("an hour later: %q", seqs(p.Actions))
-	}
-}
-
-// TestIdentity: what matches a finding to its episode across cycles.
-func TestIdentity(t *testing.T) {
-	long := func(c string) *string { return strp(strings.Repeat(c, 600)) }
-	with := func(kind string, pending *string) scan.Finding {
-		f := finding(kind, t0)
-		f.PendingID = pending
-		return f
-	}
-	ids := func(session, turn string) scan.Finding {
-		f := finding(scan.KindStalledTurn, t0)
-		f.SessionID, f.TurnID, f.PendingID = session, strp(turn), nil
-		return f
-	}
-	cases := []struct {
-		name string
-		a, b scan.Finding
-		same bool
-	}{
-		// A question that turns from unanswered to shadowed stays one episode.
-		{"both clarification kinds", with(scan.KindUnansweredClarification, strp("p1")), with(scan.KindShadowedClarification, strp("p1")), true},
-		{"another pending id", with(scan.KindUnansweredClarification, strp("p1")), with(scan.KindUnansweredClarification, strp("p2")), false},
-		{"another kind", with(scan.KindPendingPermission, strp("p1")), with(scan.KindUnansweredClarification, strp("p1")), false},
-		// A "|" inside an id cannot make two findings one.
-		{"ids that hold the separator", ids("a|b", "c"), ids("a", "b|c"), false},
-		{"ids that hold the escape", ids(`a\`, "|c"), ids("a", `\|c`), false},
-		// Ids too long to index are hashed, stably, and still told apart.
-		{"a long id, seen again", with(scan.KindUnansweredClarification, long("a")), with(scan.KindShadowedClarification, long("a")), true},
-		{"two long ids", with(scan.KindUnansweredClarification, long("a")), with(scan.KindUnansweredClarification, long("b")), false},
-	}
-	for _, c := range cases {
-		a, b := Identity(c.a), Identity(c.b)
-		if (a == b) != c.same {
-			t.Errorf("%s: %q and %q, want same=%v", c.name, a, b, c.same)
-		}
-		for _, id := range []string{a, b} {
-			if len(id) > maxIdentity {
-				t.Errorf("%s: identity of %d bytes, over %d", c.name, len(id), maxIdentity)
-			}
-		}
-	}
-	if got := Identity(finding(scan.KindStalledTurn, t0)); got != "stalled_turn|s1|turn-1|p1" {
-		t.Errorf("a short identity is %q, want it readable as it is", got)
 	}
 }

@@ -5,8 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/ledger"
-	"github.com/watchdogd/watchdogd/internal/scan"
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // TestForceResolve: `watchdogd episodes resolve` closes an episode now,
@@ -16,18 +15,18 @@ import (
 func TestForceResolve(t *testing.T) {
 	m := time.Minute
 	held := cfgWith("slack:\n  token_file: /dev/null\n  default_channel: C-default\npolicy:\n  stalled_turn:\n    resolve_hold: 1h\n")
-	opened := func(first string, uncertain bool) ledger.State {
-		in := input(t0, finding(scan.KindStalledTurn, t0.Add(-20*m)))
-		st := episode(Decide(ledger.State{}, in), first)
+	opened := func(first model.State, uncertain bool) model.Ledger {
+		in := input(t0, finding(model.KindStalledTurn, t0.Add(-20*m)))
+		st := episode(Decide(model.Ledger{}, in), first)
 		st.Open[0].Actions[0].Uncertain = uncertain
 		// A later step, decided but not yet delivered.
-		st.Open[0].Actions = append(st.Open[0].Actions, ledger.Action{Key: "later", EpisodeID: st.Open[0].ID,
-			Kind: ledger.KindSlack, State: ledger.StatePending})
+		st.Open[0].Actions = append(st.Open[0].Actions, model.Action{Key: "later", EpisodeID: st.Open[0].ID,
+			Kind: model.ActionSlack, State: model.StatePending})
 		return st
 	}
 	tests := []struct {
 		name    string
-		state   ledger.State
+		state   model.Ledger
 		id      string
 		slack   bool
 		hold    bool // the kind's resolve_hold is an hour
@@ -40,36 +39,39 @@ func TestForceResolve(t *testing.T) {
 		supersededFirst bool
 	}{
 		{name: "delivered first message: edited, later step superseded",
-			state: opened(ledger.StateDelivered, false), id: "ep1", slack: true,
+			state: opened(model.StateDelivered, false), id: "ep1", slack: true,
 			ok: true, actions: "resolve:slack_update@C-default^parent"},
 		{name: "an hour's hold does not delay a resolve by hand",
-			state: opened(ledger.StateDelivered, false), id: "ep1", slack: true, hold: true,
+			state: opened(model.StateDelivered, false), id: "ep1", slack: true, hold: true,
 			ok: true, actions: "resolve:slack_update@C-default^parent"},
 		{name: "missing for a minute of the hold: resolved now",
-			state: opened(ledger.StateDelivered, false), id: "ep1", slack: true, hold: true, missing: t0.Add(-m),
+			state: opened(model.StateDelivered, false), id: "ep1", slack: true, hold: true, missing: t0.Add(-m),
 			ok: true, actions: "resolve:slack_update@C-default^parent"},
 		{name: "a first message that may have landed (claimed) is edited too",
-			state: opened(ledger.StateClaimed, false), id: "ep1", slack: true,
+			state: opened(model.StateClaimed, false), id: "ep1", slack: true,
 			ok: true, actions: "resolve:slack_update@C-default^parent"},
 		{name: "an uncertain pending first message may have landed: edited, not superseded",
-			state: opened(ledger.StatePending, true), id: "ep1", slack: true,
+			state: opened(model.StatePending, true), id: "ep1", slack: true,
 			ok: true, actions: "resolve:slack_update@C-default^parent"},
 		{name: "a first message that never went out resolves silently and is superseded",
-			state: opened(ledger.StatePending, false), id: "ep1", slack: true,
+			state: opened(model.StatePending, false), id: "ep1", slack: true,
 			ok: true, actions: "", supersededFirst: true},
 		{name: "Slack no longer configured: resolved without an edit",
-			state: opened(ledger.StateDelivered, false), id: "ep1", slack: false,
+			state: opened(model.StateDelivered, false), id: "ep1", slack: false,
 			ok: true, actions: ""},
 		{name: "not an open episode: nothing planned",
-			state: opened(ledger.StateDelivered, false), id: "ep2", slack: true,
+			state: opened(model.StateDelivered, false), id: "ep2", slack: true,
 			ok: false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := input(t0.Add(2*m), finding(scan.KindStalledTurn, t0.Add(-20*m)))
-			in.Slack, in.Reason = tt.slack, func(ledger.Episode) string { return "resolved by hand" }
+			in := input(t0.Add(2*m), finding(model.KindStalledTurn, t0.Add(-20*m)))
+			in.Reason = func(model.Episode) string { return "resolved by hand" }
 			if tt.hold {
-				in.Config = held
+				configure(&in, held)
+			}
+			if !tt.slack {
+				in.Routing = nil
 			}
 			tt.state.Open[0].MissingSince = tt.missing
 			p, e := ForceResolve(tt.state, tt.id, in)

@@ -3,16 +3,12 @@ package policy
 import (
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/config"
-	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // Route picks an episode's Slack channel and mention: the first matching
 // route wins, else slack.default_channel with slack.default_mention.
-func Route(s *config.Slack, e ledger.Episode) (channel, mention string) {
-	if s == nil {
-		return "", ""
-	}
+func Route(s model.Routing, e model.Episode) (channel, mention string) {
 	for _, r := range s.Routes {
 		if Matches(r.Match, e) {
 			return r.Channel, r.Mention
@@ -23,7 +19,7 @@ func Route(s *config.Slack, e ledger.Episode) (channel, mention string) {
 
 // Matches reports whether a matcher selects an episode; empty fields match
 // anything.
-func Matches(m config.Match, e ledger.Episode) bool {
+func Matches(m model.Match, e model.Episode) bool {
 	return (m.WorkspaceID == "" || m.WorkspaceID == e.WorkspaceID) &&
 		(m.TaskID == "" || m.TaskID == e.TaskID) &&
 		(m.SessionID == "" || m.SessionID == e.SessionID) &&
@@ -33,7 +29,7 @@ func Matches(m config.Match, e ledger.Episode) bool {
 // Silence is an active mute from the config or the ledger.
 type Silence struct {
 	ID      string
-	Match   config.Match
+	Match   model.Match
 	Until   time.Time
 	Comment string
 }
@@ -41,7 +37,7 @@ type Silence struct {
 // Deferred says whether a Slack action of episode e waits at now, and why:
 // a matching unexpired silence, or quiet hours. Deferred actions stay
 // pending; nothing is dropped.
-func Deferred(e ledger.Episode, silences []Silence, q *config.QuietHours, now time.Time) (bool, string) {
+func Deferred(e model.Episode, silences []Silence, q *model.QuietHours, now time.Time) (bool, string) {
 	for _, s := range silences {
 		if now.Before(s.Until) && Matches(s.Match, e) {
 			return true, "silenced until " + s.Until.UTC().Format(time.RFC3339)
@@ -56,7 +52,7 @@ func Deferred(e ledger.Episode, silences []Silence, q *config.QuietHours, now ti
 // Quiet reports whether now falls inside the quiet-hours window. A window
 // whose start is after its end wraps midnight and belongs to the day it
 // started on.
-func Quiet(q *config.QuietHours, now time.Time) bool {
+func Quiet(q *model.QuietHours, now time.Time) bool {
 	if q == nil || !q.Start.Set || !q.End.Set {
 		return false
 	}
@@ -86,7 +82,7 @@ func onDay(days []string, d time.Weekday) bool {
 		return true
 	}
 	for _, s := range days {
-		if w, ok := config.Weekday(s); ok && w == d {
+		if w, ok := model.Weekday(s); ok && w == d {
 			return true
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
 
@@ -14,19 +14,19 @@ import (
 // Decide would take for a new step — and nothing else.
 func TestWanted(t *testing.T) {
 	m := time.Minute
-	stalled := finding(scan.KindStalledTurn, t0.Add(-20*m))
-	opened := episode(Decide(ledger.State{}, input(t0, stalled)), ledger.StateDelivered)
+	stalled := finding(model.KindStalledTurn, t0.Add(-20*m))
+	opened := episode(Decide(model.Ledger{}, input(t0, stalled)), model.StateDelivered)
 	e := opened.Open[0]
 	key := func(seq string) string { return Key(e.ID, seq) }
 	cases := []struct {
 		name string
-		st   ledger.State
+		st   model.Ledger
 		now  time.Time
 		fs   []scan.Finding
 		want []string
 	}{
 		// A finding with no open episode: a new episode, nothing stored.
-		{"new finding", ledger.State{}, t0, []scan.Finding{stalled}, nil},
+		{"new finding", model.Ledger{}, t0, []scan.Finding{stalled}, nil},
 		// The due step is the loaded first step.
 		{"due step loaded", opened, t0.Add(m), []scan.Finding{stalled}, nil},
 		// 30 min after since the second step is due and not loaded: stored
@@ -44,9 +44,9 @@ func TestWanted(t *testing.T) {
 	}
 	// The identity of a question's episode holds across its two kinds: after
 	// a flip, the new kind's ladder is the one looked up.
-	q := finding(scan.KindShadowedClarification, t0.Add(-90*m))
-	qst := episode(Decide(ledger.State{}, input(t0, q)), ledger.StateDelivered)
-	q.Kind = scan.KindUnansweredClarification
+	q := finding(model.KindShadowedClarification, t0.Add(-90*m))
+	qst := episode(Decide(model.Ledger{}, input(t0, q)), model.StateDelivered)
+	q.Kind = model.KindUnansweredClarification
 	want := Key(qst.Open[0].ID, "step/unanswered_clarification/1/0")
 	if got := Wanted(qst, input(t0, q)); len(got) != 1 || got[0] != want {
 		t.Errorf("after a flip: %v, want [%s]", got, want)

@@ -1,6 +1,6 @@
 package scan
 
-import "github.com/watchdogd/watchdogd/internal/kandev"
+import "github.com/watchdogd/watchdogd/internal/model"
 
 // Cleared says, from a fresh snapshot, why an episode that scans no longer
 // report cleared: what kandev recorded, in the words the Slack edit, the
@@ -13,14 +13,14 @@ import "github.com/watchdogd/watchdogd/internal/kandev"
 // rejected, cancelled, expired, approved), or that they are gone: kandev
 // keeps a bundle's rows on the turn it was asked in, which an answer given
 // after a restart moves on from.
-func Cleared(s *kandev.Session, turn []kandev.Message, kind, turnID, pendingID string) string {
+func Cleared(s *model.Session, turn []model.Message, kind model.Kind, turnID, pendingID string) string {
 	if s == nil {
 		return "the session ended"
 	}
 	cur := s.Current
 	moved := cur == nil || cur.ID != turnID
 	switch kind {
-	case KindUnansweredClarification, KindShadowedClarification, KindPendingPermission:
+	case model.KindUnansweredClarification, model.KindShadowedClarification, model.KindPendingPermission:
 		if !moved {
 			return askCleared(s.Messages, kind, pendingID, cur.Open)
 		}
@@ -31,7 +31,7 @@ func Cleared(s *kandev.Session, turn []kandev.Message, kind, turnID, pendingID s
 			return why
 		}
 		return "the turn moved on"
-	case KindStalledTurn, KindNeverStarted:
+	case model.KindStalledTurn, model.KindNeverStarted:
 		switch {
 		case turnID == "" && cur != nil:
 			return "a turn started"
@@ -39,9 +39,9 @@ func Cleared(s *kandev.Session, turn []kandev.Message, kind, turnID, pendingID s
 			return "the turn completed"
 		}
 		return "the agent produced output"
-	case KindInterruptedSession:
+	case model.KindInterruptedSession:
 		return "the session resumed"
-	case KindMultipleOpenTurns:
+	case model.KindMultipleOpenTurns:
 		return "one turn is open again"
 	}
 	return "the condition cleared"
@@ -55,15 +55,15 @@ const (
 
 // AskedOn says whether an episode of this kind is about a question or a
 // permission asked on its turn, whose rows say how it cleared.
-func AskedOn(kind string) bool {
-	return kind == KindUnansweredClarification || kind == KindShadowedClarification || kind == KindPendingPermission
+func AskedOn(kind model.Kind) bool {
+	return kind == model.KindUnansweredClarification || kind == model.KindShadowedClarification || kind == model.KindPendingPermission
 }
 
 // askCleared reads what kandev recorded on a question's or permission's
 // rows among a turn's messages; open says whether that turn is open.
-func askCleared(msgs []kandev.Message, kind, pendingID string, open bool) string {
+func askCleared(msgs []model.Message, kind model.Kind, pendingID string, open bool) string {
 	typ, what := "clarification_request", "question"
-	if kind == KindPendingPermission {
+	if kind == model.KindPendingPermission {
 		typ, what = "permission_request", "permission request"
 	}
 	var statuses []string
@@ -86,7 +86,7 @@ func askCleared(msgs []kandev.Message, kind, pendingID string, open bool) string
 			}
 		}
 	}
-	if kind == KindPendingPermission && !open {
+	if kind == model.KindPendingPermission && !open {
 		return closedUnder
 	}
 	return stillWaiting
@@ -104,7 +104,7 @@ var clearedWords = map[string]string{
 // hasPendingID says whether row m belongs to the question or permission
 // pendingID: its metadata pending_id, or for a permission without one its
 // row id (as the finding names it).
-func hasPendingID(m kandev.Message, pendingID string) bool {
+func hasPendingID(m model.Message, pendingID string) bool {
 	pid, ok := m.Meta.String("pending_id")
 	if !ok || pid == "" {
 		return m.Type == "permission_request" && m.ID == pendingID

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/watchdogd/watchdogd/internal/kandev"
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // TestQuestionTextIsCut: a question's text is cut where it is decoded, to
@@ -19,7 +19,7 @@ func TestQuestionTextIsCut(t *testing.T) {
 		}
 		return out
 	}
-	cut := func(s string, n int) string { return string([]rune(s)[:n-5]) + kandev.CutMark }
+	cut := func(s string, n int) string { return string([]rune(s)[:n-5]) + model.CutMark }
 	for _, c := range []struct {
 		name                string
 		title, prompt       string
@@ -35,13 +35,13 @@ func TestQuestionTextIsCut(t *testing.T) {
 	} {
 		raw, _ := json.Marshal(map[string]any{"pending_id": "p1", "question_id": "q1",
 			"question": map[string]any{"id": "q1", "title": c.title, "prompt": c.prompt, "options": c.options}})
-		m := kandev.Message{ID: "m1", Author: "agent", Type: "clarification_request", Meta: meta(string(raw))}
+		m := model.Message{ID: "m1", Author: "agent", Type: "clarification_request", Meta: meta(string(raw))}
 		q := question(m)
 		if q.Title != c.wantTitle || q.Prompt != c.wantText || len(q.Options) != c.wantOptions || q.Options[0].Label != c.wantLabel || q.Options[0].Description != c.wantLabel {
 			t.Errorf("%s: title %d characters, prompt %d, %d options, the first %q", c.name,
 				len([]rune(q.Title)), len([]rune(q.Prompt)), len(q.Options), q.Options[0])
 		}
-		if last := q.Options[len(q.Options)-1]; (len(c.options) > 100) != (last == Option{Label: kandev.CutMark}) {
+		if last := q.Options[len(q.Options)-1]; (len(c.options) > 100) != (last == Option{Label: model.CutMark}) {
 			t.Errorf("%s: the last option is %q", c.name, last)
 		}
 	}

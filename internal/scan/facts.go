@@ -5,7 +5,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/kandev"
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // facts are what the rules read of one session's current turn.
@@ -68,7 +68,7 @@ type permission struct {
 // doing anything, and a launch whose agent never spoke is never started.
 // User-authored rows — watchdogd's own nudges among them — never are: a
 // nudge must not resolve its own alert.
-func IsActivity(m kandev.Message) bool {
+func IsActivity(m model.Message) bool {
 	if m.Author != "agent" {
 		return false
 	}
@@ -83,15 +83,15 @@ func IsActivity(m kandev.Message) bool {
 }
 
 // pendingStatus: absent, NULL, non-string, ” and "pending" are pending.
-func pendingStatus(m kandev.Message) bool {
+func pendingStatus(m model.Message) bool {
 	s, ok := m.Meta.String("status")
 	return !ok || s == "" || s == "pending"
 }
 
-func readFacts(s kandev.Session) facts {
+func readFacts(s model.Session) facts {
 	var f facts
-	var newestPerm *kandev.Message
-	groups := map[string][]kandev.Message{}
+	var newestPerm *model.Message
+	groups := map[string][]model.Message{}
 	var order []string
 	for i := range s.Messages {
 		m := s.Messages[i]
@@ -130,7 +130,7 @@ func readFacts(s kandev.Session) facts {
 
 // observe notes what one row shows of the turn's progress: agent activity,
 // a user message, a user's cancel.
-func (f *facts) observe(m kandev.Message) {
+func (f *facts) observe(m model.Message) {
 	switch {
 	case IsActivity(m):
 		f.agentAtUnknown = f.agentAtUnknown || m.UpdatedAt.IsZero()
@@ -151,7 +151,7 @@ func (f *facts) observe(m kandev.Message) {
 const userCancelled = "Turn cancelled by user"
 
 // permissionOf reads a permission request row.
-func permissionOf(m kandev.Message) *permission {
+func permissionOf(m model.Message) *permission {
 	pid, ok := m.Meta.String("pending_id")
 	if !ok || pid == "" {
 		pid = m.ID // still pending; the row id keeps it identifiable
@@ -164,7 +164,7 @@ func permissionOf(m kandev.Message) *permission {
 }
 
 // newer orders messages by creation instant, then id.
-func newer(a, b kandev.Message) bool {
+func newer(a, b model.Message) bool {
 	if !a.CreatedAt.Equal(b.CreatedAt) {
 		return a.CreatedAt.After(b.CreatedAt)
 	}
@@ -175,7 +175,7 @@ func newer(a, b kandev.Message) bool {
 // pending; not for humans when a row carries parent_question (an autopilot
 // child asking its parent agent) or names no question id, or the bundle has
 // no pending_id (nothing could answer it).
-func humanBundle(pendingID string, rows []kandev.Message) (bundle, bool) {
+func humanBundle(pendingID string, rows []model.Message) (bundle, bool) {
 	b := bundle{pendingID: pendingID}
 	pending := false
 	seen := map[string]bool{}
@@ -223,17 +223,17 @@ type optionMeta struct {
 
 // question reads a clarification row's question: question_id, else
 // question.id; title, prompt and options from question, else the content.
-// The agent's text is cut as it is decoded (kandev.MaxText, MaxOptionText,
+// The agent's text is cut as it is decoded (model.MaxText, MaxOptionText,
 // MaxOptions).
-func question(m kandev.Message) Question {
+func question(m model.Message) Question {
 	var q Question
 	if raw, ok := m.Meta.Raw("question"); ok {
 		var qm questionMeta
 		if json.Unmarshal([]byte(raw), &qm) == nil {
-			q.ID, q.Title, q.Prompt = qm.ID, kandev.Cut(qm.Title, kandev.MaxText), kandev.Cut(qm.Prompt, kandev.MaxText)
-			for _, o := range kandev.CutOptions(qm.Options, kandev.MaxOptions, optionMeta{Label: kandev.CutMark}) {
-				q.Options = append(q.Options, Option{ID: o.ID, Label: kandev.Cut(o.Label, kandev.MaxOptionText),
-					Description: kandev.Cut(o.Description, kandev.MaxOptionText)})
+			q.ID, q.Title, q.Prompt = qm.ID, model.Cut(qm.Title, model.MaxText), model.Cut(qm.Prompt, model.MaxText)
+			for _, o := range model.CutOptions(qm.Options, model.MaxOptions, optionMeta{Label: model.CutMark}) {
+				q.Options = append(q.Options, Option{ID: o.ID, Label: model.Cut(o.Label, model.MaxOptionText),
+					Description: model.Cut(o.Description, model.MaxOptionText)})
 			}
 		}
 	}

@@ -7,12 +7,12 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/kandevtime"
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // Findings builds the report for one snapshot at instant now.
-func Findings(snap *kandev.Snapshot, opts Options, now time.Time) Report {
+func Findings(snap *model.Snapshot, opts Options, now time.Time) Report {
 	rep := Report{SchemaVersion: SchemaVersion, ScannedAt: kandevtime.RFC3339(now),
 		Sessions: make([]SessionReport, 0, len(snap.Sessions)), Findings: []Finding{}}
 	interrupted := interruptedSessions(snap.Sessions)
@@ -33,7 +33,7 @@ func Findings(snap *kandev.Snapshot, opts Options, now time.Time) Report {
 		if c := a.SinceTime.Compare(b.SinceTime); c != 0 {
 			return c
 		}
-		if c := strings.Compare(a.Kind, b.Kind); c != 0 {
+		if c := strings.Compare(string(a.Kind), string(b.Kind)); c != 0 {
 			return c
 		}
 		if c := strings.Compare(a.SessionID, b.SessionID); c != 0 {
@@ -50,7 +50,7 @@ func Findings(snap *kandev.Snapshot, opts Options, now time.Time) Report {
 //
 // It keeps indexes, not copies: a Session is a few hundred bytes, and at
 // 10,000 active sessions copies would be the scan's largest allocation.
-func interruptedSessions(sessions []kandev.Session) map[string]bool {
+func interruptedSessions(sessions []model.Session) map[string]bool {
 	best := make(map[string]int, len(sessions))
 	for i := range sessions {
 		cur, ok := best[sessions[i].TaskID]
@@ -65,7 +65,7 @@ func interruptedSessions(sessions []kandev.Session) map[string]bool {
 	return out
 }
 
-func preferForTask(a, b *kandev.Session) bool {
+func preferForTask(a, b *model.Session) bool {
 	if a.IsPrimary != b.IsPrimary {
 		return a.IsPrimary
 	}
@@ -76,7 +76,7 @@ func preferForTask(a, b *kandev.Session) bool {
 }
 
 // analyze applies the findings table to one session.
-func analyze(s kandev.Session, interruptTarget bool, opts Options, now time.Time) (SessionReport, []Finding) {
+func analyze(s model.Session, interruptTarget bool, opts Options, now time.Time) (SessionReport, []Finding) {
 	f := readFacts(s)
 	kandevTurn := s.KandevTurnID
 	if opts.KandevRule == RuleSpec && s.Current != nil {
@@ -86,7 +86,7 @@ func analyze(s kandev.Session, interruptTarget bool, opts Options, now time.Time
 	base := Finding{SessionID: storable(s.ID), TaskID: storable(s.TaskID), TaskTitle: storable(s.TaskTitle),
 		WorkspaceID: storable(s.WorkspaceID), State: storable(s.State), Link: TaskLink(opts.BaseURL, s.TaskID)}
 	var out []Finding
-	add := func(kind string, since time.Time, turnID, pendingID *string, d *Detail) {
+	add := func(kind model.Kind, since time.Time, turnID, pendingID *string, d *Detail) {
 		g := base
 		g.Kind, g.TurnID, g.PendingID, g.Detail = kind, storablePtr(turnID), storablePtr(pendingID), d
 		g.SinceTime, g.Since, g.AgeSeconds = since, kandevtime.RFC3339(since), ageSeconds(now, since)
@@ -97,19 +97,19 @@ func analyze(s kandev.Session, interruptTarget bool, opts Options, now time.Time
 	turnFindings(s, f, th, now, add)
 	interruptedFindings(s, f, interruptTarget, th, now, add)
 	if s.OpenTurns > 1 && !s.SecondOpenStartedAt.IsZero() {
-		add(KindMultipleOpenTurns, s.SecondOpenStartedAt, nil, nil, &Detail{OpenTurns: s.OpenTurns})
+		add(model.KindMultipleOpenTurns, s.SecondOpenStartedAt, nil, nil, &Detail{OpenTurns: s.OpenTurns})
 	}
 	return sr, out
 }
 
 // adder records one finding of a session: its kind, since when, its turn
 // and pending message if any, and its detail.
-type adder func(kind string, since time.Time, turnID, pendingID *string, d *Detail)
+type adder func(kind model.Kind, since time.Time, turnID, pendingID *string, d *Detail)
 
 // askFindings adds the current turn's questions and permission request
 // that have waited past their thresholds. A question on a turn kandev does
 // not show as current is shadowed: kandev's UI shows it nowhere.
-func askFindings(f facts, cur *kandev.Turn, kandevTurn string, th Thresholds, now time.Time, add adder) {
+func askFindings(f facts, cur *model.Turn, kandevTurn string, th Thresholds, now time.Time, add adder) {
 	var turnID *string
 	curID := "" // the reader reads messages only for a current turn; a hand-built snapshot may not
 	if cur != nil {
@@ -119,36 +119,36 @@ func askFindings(f facts, cur *kandev.Turn, kandevTurn string, th Thresholds, no
 		if b.askedAt.IsZero() || now.Sub(b.askedAt) < th.ClarificationAfter {
 			continue
 		}
-		kind, d := KindUnansweredClarification, &Detail{Questions: b.questions, Detached: b.detached}
+		kind, d := model.KindUnansweredClarification, &Detail{Questions: b.questions, Detached: b.detached}
 		if kandevTurn != curID {
-			kind, d.KandevTurnID = KindShadowedClarification, kandevTurn
+			kind, d.KandevTurnID = model.KindShadowedClarification, kandevTurn
 		}
 		add(kind, b.askedAt, turnID, ptr(b.pendingID), d)
 	}
 	if p := f.permission; p != nil && !p.requestedAt.IsZero() && now.Sub(p.requestedAt) >= th.PermissionAfter {
-		add(KindPendingPermission, p.requestedAt, turnID, ptr(p.pendingID), &Detail{Permission: p.text})
+		add(model.KindPendingPermission, p.requestedAt, turnID, ptr(p.pendingID), &Detail{Permission: p.text})
 	}
 }
 
 // turnFindings adds what the current turn's progress shows: a turn (or a
 // launch) that never started, or a turn whose agent went quiet.
-func turnFindings(s kandev.Session, f facts, th Thresholds, now time.Time, add adder) {
+func turnFindings(s model.Session, f facts, th Thresholds, now time.Time, add adder) {
 	cur := s.Current
 	working := s.State == "STARTING" || s.State == "RUNNING"
 	switch {
 	case working && cur != nil && cur.Open && !f.anyPending && !f.someAgent():
 		if !cur.StartedAt.IsZero() && now.Sub(cur.StartedAt) >= th.NeverStartedAfter {
-			add(KindNeverStarted, cur.StartedAt, turnRef(cur), nil, nil)
+			add(model.KindNeverStarted, cur.StartedAt, turnRef(cur), nil, nil)
 		}
 	case s.State == "STARTING" && cur == nil:
 		if !s.StartedAt.IsZero() && now.Sub(s.StartedAt) >= th.NeverStartedAfter {
-			add(KindNeverStarted, s.StartedAt, nil, nil, nil) // a launch hang
+			add(model.KindNeverStarted, s.StartedAt, nil, nil, nil) // a launch hang
 		}
 	case s.State == "RUNNING" && cur != nil && cur.Open && !f.anyPending && f.someAgent():
 		// Activity at an unknown time leaves the turn's start as the last
 		// time known: the stall is at most that old.
 		if last := latest(cur.StartedAt, f.lastAgent); !last.IsZero() && now.Sub(last) >= th.StallAfter {
-			add(KindStalledTurn, last, turnRef(cur), nil, &Detail{LastActivityAt: rfc(f.lastAgent), LastActivityType: f.lastAgentType})
+			add(model.KindStalledTurn, last, turnRef(cur), nil, &Detail{LastActivityAt: rfc(f.lastAgent), LastActivityType: f.lastAgentType})
 		}
 	}
 }
@@ -167,7 +167,7 @@ func turnFindings(s kandev.Session, f facts, th Thresholds, now time.Time, add a
 //
 // A permission still marked pending on the closed turn is named: kandev
 // shows it, but it can no longer be granted.
-func interruptedFindings(s kandev.Session, f facts, interruptTarget bool, th Thresholds, now time.Time, add adder) {
+func interruptedFindings(s model.Session, f facts, interruptTarget bool, th Thresholds, now time.Time, add adder) {
 	cur := s.Current
 	if s.State != "WAITING_FOR_INPUT" || f.anyPending || s.Queued > 0 || cur != nil && cur.Open {
 		return
@@ -179,7 +179,7 @@ func interruptedFindings(s kandev.Session, f facts, interruptTarget bool, th Thr
 	if at, ok := interruptedAt(s); ok && interruptTarget {
 		if now.Sub(at) >= th.InterruptedAfter {
 			d.Interruption = InterruptionRestart
-			add(KindInterruptedSession, at, nil, nil, d)
+			add(model.KindInterruptedSession, at, nil, nil, d)
 		}
 		return
 	}
@@ -202,13 +202,13 @@ func interruptedFindings(s kandev.Session, f facts, interruptTarget bool, th Thr
 		closed = cur.StartedAt
 	}
 	if !closed.IsZero() && now.Sub(closed) >= th.InterruptedAfter {
-		add(KindInterruptedSession, closed, nil, nil, d)
+		add(model.KindInterruptedSession, closed, nil, nil, d)
 	}
 }
 
 // turnRef is the turn a finding names: none (turn_id null) for a turn
 // whose id is NULL in kandev's table, which nothing can address.
-func turnRef(cur *kandev.Turn) *string {
+func turnRef(cur *model.Turn) *string {
 	if cur.NullID {
 		return nil
 	}
@@ -216,7 +216,7 @@ func turnRef(cur *kandev.Turn) *string {
 }
 
 // interruptedAt reads the task's interrupted_at (RFC 3339 text).
-func interruptedAt(s kandev.Session) (time.Time, bool) {
+func interruptedAt(s model.Session) (time.Time, bool) {
 	v, ok := s.TaskMetadata.String("interrupted_at")
 	if !ok {
 		return time.Time{}, false
@@ -224,7 +224,7 @@ func interruptedAt(s kandev.Session) (time.Time, bool) {
 	return kandevtime.Parse(v)
 }
 
-func sessionReport(s kandev.Session, f facts, kandevTurn string) SessionReport {
+func sessionReport(s model.Session, f facts, kandevTurn string) SessionReport {
 	sr := SessionReport{
 		SessionID: s.ID, TaskID: s.TaskID, TaskTitle: s.TaskTitle, WorkspaceID: s.WorkspaceID, State: s.State,
 		OpenTurns: s.OpenTurns, MalformedMetadata: s.MalformedMetadata, PendingClarifications: []BundleReport{},

@@ -4,24 +4,9 @@ package scan
 
 import (
 	"time"
-)
 
-// Finding kinds.
-const (
-	KindUnansweredClarification = "unanswered_clarification"
-	KindShadowedClarification   = "shadowed_clarification"
-	KindPendingPermission       = "pending_permission"
-	KindNeverStarted            = "never_started"
-	KindStalledTurn             = "stalled_turn"
-	KindInterruptedSession      = "interrupted_session"
-	KindMultipleOpenTurns       = "multiple_open_turns"
+	"github.com/watchdogd/watchdogd/internal/model"
 )
-
-// Kinds lists every finding kind, in the order operators read them.
-var Kinds = []string{
-	KindStalledTurn, KindNeverStarted, KindUnansweredClarification, KindShadowedClarification,
-	KindPendingPermission, KindInterruptedSession, KindMultipleOpenTurns,
-}
 
 // SchemaVersion is the report format's version.
 const SchemaVersion = 1
@@ -76,14 +61,14 @@ type PermissionReport struct {
 // Finding is one thing wrong with one session. Its identity is (Kind,
 // SessionID, TurnID, PendingID).
 type Finding struct {
-	Kind       string  `json:"kind"`
-	SessionID  string  `json:"session_id"`
-	TaskID     string  `json:"task_id"`
-	TurnID     *string `json:"turn_id"`
-	PendingID  *string `json:"pending_id"`
-	Since      string  `json:"since"`
-	AgeSeconds int64   `json:"age_seconds"`
-	Link       string  `json:"link"`
+	Kind       model.Kind `json:"kind"`
+	SessionID  string     `json:"session_id"`
+	TaskID     string     `json:"task_id"`
+	TurnID     *string    `json:"turn_id"`
+	PendingID  *string    `json:"pending_id"`
+	Since      string     `json:"since"`
+	AgeSeconds int64      `json:"age_seconds"`
+	Link       string     `json:"link"`
 	// Added fields (the listed ones above never change).
 	TaskTitle   string  `json:"task_title"`
 	WorkspaceID string  `json:"workspace_id"`
@@ -158,7 +143,7 @@ type Option struct {
 
 // Key is a finding's identity as one string (logs, tests).
 func (f Finding) Key() string {
-	return f.Kind + "/" + f.SessionID + "/" + deref(f.TurnID) + "/" + deref(f.PendingID)
+	return string(f.Kind) + "/" + f.SessionID + "/" + deref(f.TurnID) + "/" + deref(f.PendingID)
 }
 
 func deref(p *string) string {

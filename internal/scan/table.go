@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/term"
 )
 
@@ -36,34 +37,34 @@ func WriteTable(w io.Writer, rep Report) error {
 func what(f Finding) string {
 	d := f.Detail
 	switch f.Kind {
-	case KindUnansweredClarification, KindShadowedClarification:
+	case model.KindUnansweredClarification, model.KindShadowedClarification:
 		if d != nil && len(d.Questions) > 0 {
 			q := d.Questions[0]
 			text := q.Title
 			if text == "" {
 				text = q.Prompt
 			}
-			if f.Kind == KindShadowedClarification {
+			if f.Kind == model.KindShadowedClarification {
 				return "hidden in kandev: " + text
 			}
 			return text
 		}
-	case KindPendingPermission:
+	case model.KindPendingPermission:
 		if d != nil {
 			return d.Permission
 		}
-	case KindStalledTurn:
+	case model.KindStalledTurn:
 		if d != nil && d.LastActivityType != "" {
 			return "last output: " + d.LastActivityType
 		}
-	case KindNeverStarted:
+	case model.KindNeverStarted:
 		if f.TurnID == nil {
 			return "session never got a turn"
 		}
 		return "no agent output in the turn"
-	case KindInterruptedSession:
+	case model.KindInterruptedSession:
 		return "parked by a kandev restart, nothing queued"
-	case KindMultipleOpenTurns:
+	case model.KindMultipleOpenTurns:
 		if d != nil {
 			return fmt.Sprintf("%d open turns", d.OpenTurns)
 		}

@@ -1,4 +1,5 @@
-// Package term makes text from outside safe to print on a terminal.
+// Package term makes text safe and compact to print: what kandev holds on a
+// terminal, an error on one line of a log or a page.
 package term
 
 import (

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/watchdogd/watchdogd/internal/app"
+	"github.com/watchdogd/watchdogd/internal/config"
+	"github.com/watchdogd/watchdogd/internal/console"
+	"github.com/watchdogd/watchdogd/internal/cycle"
+	"github.com/watchdogd/watchdogd/internal/kandev"
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
+	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/logline"
+	"github.com/watchdogd/watchdogd/internal/metrics"
+	"github.com/watchdogd/watchdogd/internal/nudge"
+	"github.com/watchdogd/watchdogd/internal/outlets"
+	"github.com/watchdogd/watchdogd/internal/slack"
+)
+
+// demoCmd is `watchdogd demo`: it builds a kandev-shaped SQLite database in a temporary directory
+// holding one session per finding kind plus healthy ones, runs one cycle with
+// the console notifier standing in for Slack and kandev, and prints the
+// report and what watchdogd would send.
+func (c *demoCmd) run(ctx context.Context, e proc) error {
+	dir, err := os.MkdirTemp("", "watchdogd-demo-")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	now := e.now()
+	kandevURL, err := demoDatabase(ctx, filepath.Join(dir, "kandev.db"), now)
+	if err != nil {
+		return err
+	}
+	cfg, err := app.LoadConfig(inputs(c.config, "", e))
+	if err != nil {
+		return err
+	}
+	cfg.State.URL = "sqlite://" + filepath.Join(dir, "state.db")
+	if cfg.Slack == nil {
+		cfg.Slack = &config.Slack{DefaultChannel: "#kandev-alerts", MaxMessagesPerCycle: 100}
+	}
+	reader, err := kandev.Open(ctx, kandevURL, cycle.ReaderOptions(cfg, func() time.Time { return now }))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = reader.Close() }()
+	store, err := ledger.Open(ctx, cfg.State.URL)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = store.Close() }()
+	var sent bytes.Buffer
+	log, err := app.NewLogger(config.Log{Level: "error", Format: "console"}, e.stderr)
+	if err != nil {
+		return err
+	}
+	// Every outlet renders as itself and prints what it would send.
+	m := metrics.New(prometheus.NewRegistry(), e.version)
+	var s *slack.Outlet
+	if cfg.Slack != nil {
+		s = app.SlackOutlet(cfg, nil, m)
+	}
+	printing := console.New(&sent, outlets.Register(s, &nudge.Outlet{}, &logline.Outlet{})).Outlets()
+	cy := &cycle.Cycle{Config: cfg, Reader: reader, Store: store, Outlets: printing, Log: log,
+		Metrics: m, Now: func() time.Time { return now }, Holder: "demo"}
+	res, err := cy.Run(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "Demo kandev database with %d active sessions (removed on exit).\n\n", len(res.Report.Sessions))
+	if err := printReport(e.stdout, c.output, res.Report); err != nil {
+		return err
+	}
+	if c.output == "table" {
+		fmt.Fprintf(e.stdout, "\nWhat watchdogd would send on its first cycle (%d episodes opened):\n\n%s", len(res.Plan.Open), sent.String())
+	}
+	_ = log.Sync()
+	return nil
+}
+
+type demoCmd struct {
+	noArgs
+	config, output string
+}
+
+func (c *demoCmd) flags(fs *flag.FlagSet) {
+	fs.StringVar(&c.config, "config", "", "config file (YAML)")
+	fs.StringVar(&c.output, "output", "table", "table or json")
+}
+
+// demoDatabase writes the demo's kandev database at path, its clock at now,
+// and returns its URL.
+func demoDatabase(ctx context.Context, path string, now time.Time) (string, error) {
+	db, err := kandevdb.CreateSQLite(path, kandevdb.Options{})
+	if err != nil {
+		return "", err
+	}
+	if err := db.Write(ctx, kandevdb.Demo(now)); err != nil {
+		_ = db.Close()
+		return "", fmt.Errorf("build demo database: %w", err)
+	}
+	if err := db.Close(); err != nil {
+		return "", fmt.Errorf("build demo database: %w", err)
+	}
+	return db.URL(), nil
+}

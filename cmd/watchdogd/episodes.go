@@ -1,0 +1,217 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/watchdogd/watchdogd/internal/app"
+	"github.com/watchdogd/watchdogd/internal/kandevtime"
+	"github.com/watchdogd/watchdogd/internal/model"
+	"github.com/watchdogd/watchdogd/internal/policy"
+	"github.com/watchdogd/watchdogd/internal/scan"
+	"github.com/watchdogd/watchdogd/internal/term"
+)
+
+// The episodes commands read and act on the daemon's ledger: what was
+// found, what was sent, how it ended.
+
+// episodesListCmd is `watchdogd episodes list`: the newest episodes, one
+// line each; a cut list says so on stderr, after the table, so that a pipe
+// reading stdout is not fooled into taking the newest for all.
+type episodesListCmd struct {
+	noArgs
+	ledgerFlag
+	open  bool
+	limit int
+}
+
+func (c *episodesListCmd) flags(fs *flag.FlagSet) {
+	c.ledgerFlag.flags(fs)
+	fs.BoolVar(&c.open, "open", false, "list open episodes only")
+	fs.IntVar(&c.limit, "limit", 500, "list at most this many, newest first (0: all)")
+}
+
+func (c *episodesListCmd) run(ctx context.Context, e proc) error {
+	if c.limit < 0 {
+		return usageError("--limit must be 0 (all) or more")
+	}
+	_, st, err := app.OpenLedger(ctx, inputs(c.config, "", e))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = st.Close() }()
+	now := e.now()
+	eps, err := st.Episodes(ctx, c.open, c.limit)
+	if err != nil {
+		return err
+	}
+	if c.limit > 0 && len(eps) > c.limit {
+		eps = eps[:c.limit]
+		defer fmt.Fprintf(e.stderr, "showing the newest %d; --limit 0 lists them all\n", c.limit)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tKIND\tSESSION\tTASK\tAGE\tSTATE")
+	for _, ep := range eps {
+		state := "open"
+		if !ep.Open() {
+			state = "resolved: " + ep.Resolution
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", ep.ID, ep.Kind, term.Escape(ep.SessionID), term.Escape(ep.TaskTitle), scan.HumanAge(now.Sub(ep.Since)), term.Escape(state))
+	}
+	return tw.Flush()
+}
+
+// episodesShowCmd is `watchdogd episodes show ID`.
+type episodesShowCmd struct {
+	ledgerFlag
+	id string
+}
+
+func (c *episodesShowCmd) args(pos []string) error { return oneID(pos, &c.id) }
+
+func (c *episodesShowCmd) run(ctx context.Context, e proc) error {
+	_, st, err := app.OpenLedger(ctx, inputs(c.config, "", e))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = st.Close() }()
+	ep, err := st.Episode(ctx, c.id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("no episode %q (watchdogd episodes list shows their ids)", c.id)
+	}
+	if err != nil {
+		return err
+	}
+	return showEpisode(e.stdout, ep, e.now())
+}
+
+// showEpisode prints one episode and every action decided for it, oldest
+// first: what was sent, where, when, and how it ended — the question an
+// operator asks of a page ("was this sent, and to whom?").
+func showEpisode(w io.Writer, e model.Episode, now time.Time) error {
+	state := "open"
+	if !e.Open() {
+		state = fmt.Sprintf("resolved %s: %s", kandevtime.RFC3339(e.ResolvedAt), e.Resolution)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, kv := range [][2]string{
+		{"episode", e.ID}, {"kind", string(e.Kind)}, {"task", fmt.Sprintf("%s (%s), workspace %s", e.TaskTitle, e.TaskID, e.WorkspaceID)},
+		{"session", e.SessionID}, {"turn", e.TurnID}, {"pending", e.PendingID},
+		{"since", fmt.Sprintf("%s (%s ago)", kandevtime.RFC3339(e.Since), scan.HumanAge(now.Sub(e.Since)))},
+		{"state", state},
+	} {
+		if kv[1] != "" {
+			fmt.Fprintf(tw, "%s:\t%s\n", kv[0], term.Escape(kv[1]))
+		}
+	}
+	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, "SEQ\tACTION\tSTATE\tATTEMPTS\tUPDATED\tWHERE\tERROR")
+	for _, a := range e.Actions {
+		where := a.Channel
+		if a.ResultChannel != "" {
+			where = a.ResultChannel + " " + a.ResultTS
+		}
+		errText := a.Error
+		if a.Conflicts > 0 {
+			errText = strings.TrimSpace(fmt.Sprintf("%s (%d conflicting decisions)", errText, a.Conflicts))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", a.Seq, a.Kind, a.State, a.Attempts, kandevtime.RFC3339(a.UpdatedAt), term.Escape(where), term.Escape(errText))
+	}
+	return tw.Flush()
+}
+
+type episodesResolveCmd struct {
+	ledgerFlag
+	id string
+}
+
+func (c *episodesResolveCmd) args(pos []string) error { return oneID(pos, &c.id) }
+
+// episodesResolveCmd is `watchdogd episodes resolve ID`: it closes one open
+// episode by hand, through the same decision
+// as a cycle's (so its Slack message is edited by the daemon's next
+// delivery), and tells the operator how to keep it from reopening.
+func (c *episodesResolveCmd) run(ctx context.Context, e proc) error {
+	cfg, st, err := app.OpenLedger(ctx, inputs(c.config, "", e))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = st.Close() }()
+	now := e.now()
+	var resolved *model.Episode
+	_, _, err = st.Decide(ctx, func(s model.Ledger) (model.Plan, error) {
+		in := policy.Input{Now: now, Policies: cfg.Policy, Routing: cfg.Routing(), Reason: func(model.Episode) string { return "resolved by hand" }}
+		var p model.Plan
+		p, resolved = policy.ForceResolve(s, c.id, in)
+		app.Renderer(cfg).Freeze(&p, s, scan.Report{}, now)
+		return p, nil
+	})
+	if err != nil {
+		return err
+	}
+	if resolved == nil {
+		return fmt.Errorf("no open episode %q", c.id)
+	}
+	// Resolving does not mute: a finding kandev still shows is a new
+	// episode at the next cycle, announced again (on today's route).
+	flag := ""
+	if c.config != "" {
+		flag = " --config " + c.config
+	}
+	_, err = fmt.Fprintf(e.stdout, "resolved %s; a running daemon edits its Slack message.\n"+
+		"If kandev still shows the finding, the next cycle opens a new episode and announces it; to stop that, add a silence:\n"+
+		"  watchdogd silence add%s --match session_id=%s --for 2h --comment \"…\"\n", c.id, flag, term.Escape(resolved.SessionID))
+	return err
+}
+
+type episodesRetryCmd struct {
+	ledgerFlag
+	id string
+}
+
+// args takes the one episode to retry, or none for every one.
+func (c *episodesRetryCmd) args(pos []string) error {
+	if len(pos) > 1 {
+		return unexpected(pos)
+	}
+	c.id = strings.Join(pos, "")
+	return nil
+}
+
+// episodesRetryCmd is `watchdogd episodes retry [ID]`: the operator fixed
+// what made actions fail for good and wants the open episodes nobody was
+// told of announced now, not at their next step (an interrupted session
+// has no next step). A running daemon sends them at its next cycle.
+func (c *episodesRetryCmd) run(ctx context.Context, e proc) error {
+	_, st, err := app.OpenLedger(ctx, inputs(c.config, "", e))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = st.Close() }()
+	now := e.now()
+	var plan model.Plan
+	found := false
+	_, _, err = st.Decide(ctx, func(s model.Ledger) (model.Plan, error) {
+		plan, found = policy.RetryFailed(s, c.id, now)
+		return plan, nil
+	})
+	if err != nil {
+		return err
+	}
+	if !found {
+		return fmt.Errorf("no open episode %q", c.id)
+	}
+	if len(plan.Requeue) == 0 {
+		_, err = fmt.Fprintln(e.stdout, "nothing to retry: every open episode has a message delivered or on its way, or none failed")
+		return err
+	}
+	_, err = fmt.Fprintf(e.stdout, "queued %d failed action(s) again; a running daemon sends them at its next cycle\n", len(plan.Requeue))
+	return err
+}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/watchdogd/watchdogd/internal/app"
+	"github.com/watchdogd/watchdogd/internal/model"
+	"github.com/watchdogd/watchdogd/internal/policy"
+	"github.com/watchdogd/watchdogd/internal/slack"
+)
+
+// notifyTestCmd is `watchdogd notify-test`: it posts one test message
+// through the configured route, to prove the token and the channel.
+type notifyTestCmd struct {
+	noArgs
+	configFlag
+	workspace string
+}
+
+func (c *notifyTestCmd) flags(fs *flag.FlagSet) {
+	c.configFlag.flags(fs)
+	fs.StringVar(&c.workspace, "workspace", "", "route as an episode of this workspace would be")
+}
+
+func (c *notifyTestCmd) run(ctx context.Context, e proc) error {
+	cfg, err := app.LoadConfig(inputs(c.config, "", e))
+	if err != nil {
+		return err
+	}
+	if cfg.Slack == nil {
+		return fmt.Errorf("no slack: block in the config")
+	}
+	tok, err := app.Secret(e.getenv, "WATCHDOGD_SLACK_TOKEN", cfg.Slack.TokenFile)
+	if err != nil {
+		return err
+	}
+	channel, _ := policy.Route(*cfg.Routing(), model.Episode{WorkspaceID: c.workspace})
+	if channel == "" {
+		return fmt.Errorf("no Slack route for workspace %q and no slack.default_channel", c.workspace)
+	}
+	s := slack.NewClient(tok, cfg.Slack.APIURL, cfg.Slack.Timeout)
+	ts, err := s.Test(ctx, channel, fmt.Sprintf("watchdogd notify-test at %s: this channel receives watchdogd's alerts.", time.Now().UTC().Format(time.RFC3339)))
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(e.stdout, "posted to %s (ts %s)\n", channel, ts); err != nil {
+		return err
+	}
+	// A delivery whose answer was lost is settled by looking for it in the
+	// channel's history; without that scope it could neither be found nor
+	// safely re-posted.
+	if err := s.ReadHistory(ctx, channel); err != nil {
+		return fmt.Errorf("the bot cannot read the channel's history, which settling an interrupted delivery needs (scopes channels:history, groups:history for private channels): %w", err)
+	}
+	_, err = fmt.Fprintf(e.stdout, "read %s's history: ok\n", channel)
+	return err
+}

@@ -1,0 +1,63 @@
+package cycle
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/watchdogd/watchdogd/internal/deliver"
+	"github.com/watchdogd/watchdogd/internal/model"
+	"github.com/watchdogd/watchdogd/internal/policy"
+	"github.com/watchdogd/watchdogd/internal/scan"
+	"go.uber.org/zap"
+)
+
+// Freeze renders each decided action through its outlet and freezes the
+// text in the plan: what goes out is what was decided, whenever it is
+// delivered.
+func (c *Cycle) Freeze(p *model.Plan, st model.Ledger, rep scan.Report, now time.Time) {
+	episodes := map[string]model.Episode{}
+	for _, e := range st.Open {
+		episodes[e.ID] = e
+	}
+	for _, e := range p.Open {
+		episodes[e.ID] = e
+	}
+	findings := map[string]scan.Finding{}
+	for _, f := range rep.Findings {
+		findings[policy.Identity(f)] = f
+	}
+	reasons := map[string]string{}
+	for _, r := range p.Resolve {
+		reasons[r.ID] = r.Reason
+	}
+	for i := range p.Actions {
+		a := &p.Actions[i]
+		e := episodes[a.EpisodeID]
+		f, ok := findings[e.Identity]
+		if !ok {
+			f = StoredFinding(e)
+		}
+		text := ""
+		if pol := c.Config.Policy[e.Kind]; pol != nil {
+			text = pol.Text
+		}
+		body, err := c.Outlets.Render(deliver.Rendering{Action: *a, Episode: e, Finding: f, Reason: reasons[e.ID], Text: text, Now: now})
+		if err != nil {
+			// Its delivery will fail, saying why; the rest is decided.
+			c.Log.Error("render action", zap.String("key", a.Key), zap.String("action", string(a.Kind)), zap.Error(err))
+			body = deliver.EncodeText(err.Error())
+		}
+		a.Body = body
+	}
+}
+
+// StoredFinding is the finding an episode last saw (it is no longer in the
+// report: the episode is resolving).
+func StoredFinding(e model.Episode) scan.Finding {
+	var f scan.Finding
+	if json.Unmarshal([]byte(e.Finding), &f) != nil || f.Kind == "" {
+		f = scan.Finding{Kind: e.Kind, SessionID: e.SessionID, TaskID: e.TaskID, TaskTitle: e.TaskTitle, WorkspaceID: e.WorkspaceID}
+	}
+	f.SinceTime = e.Since
+	return f
+}

@@ -1,0 +1,149 @@
+// Package metrics is watchdogd's Prometheus metrics, registered on an
+// injected registry with every label value created at zero, so that an
+// alert on something that has not happened yet has a series to read.
+package metrics
+
+import (
+	"runtime"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/watchdogd/watchdogd/internal/model"
+	"github.com/watchdogd/watchdogd/internal/scan"
+)
+
+// Metrics are watchdogd's Prometheus metrics, registered on an
+// injected registry with every label combination created at zero. No
+// session ids as labels.
+type Metrics struct {
+	BuildInfo          *prometheus.GaugeVec
+	Scans              *prometheus.CounterVec
+	ScanDuration       prometheus.Histogram
+	LastSuccessfulScan prometheus.Gauge
+	// LastSuccessfulCycle moves only when a cycle both read kandev and
+	// worked with the ledger: a scan that works over a ledger that does not
+	// (read-only, full, unreachable) detects everything and tells no one.
+	LastSuccessfulCycle prometheus.Gauge
+	SessionsScanned     prometheus.Gauge
+	Findings            *prometheus.GaugeVec
+	OldestFindingAge    *prometheus.GaugeVec
+	EpisodesOpen        *prometheus.GaugeVec
+	EpisodesUntold      *prometheus.GaugeVec
+	Actions             *prometheus.CounterVec
+	ActionDelivery      *prometheus.HistogramVec
+	SlackRateLimited    prometheus.Counter
+	MalformedMetadata   prometheus.Gauge
+	// UnparseableTimestamps counts values, not rows, as the snapshot
+	// lists them: those in no shape kandev writes and those too far in
+	// the future, both read as missing.
+	UnparseableTimestamps prometheus.Gauge
+	Leader                prometheus.Gauge
+	ReloadSuccess         prometheus.Gauge
+	ReloadTimestamp       prometheus.Gauge
+}
+
+// New registers every metric on reg.
+func New(reg prometheus.Registerer, version string) *Metrics {
+	ns := "watchdogd"
+	m := &Metrics{
+		BuildInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "build_info",
+			Help: "A metric with a constant 1 value labeled by version and goversion."}, []string{"version", "goversion"}),
+		Scans: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "scans_total",
+			Help: "Snapshots of kandev's database, by result (success or error)."}, []string{"result"}),
+		ScanDuration: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "scan_duration_seconds",
+			Help: "Time to take one snapshot of kandev and derive findings.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)}),
+		LastSuccessfulScan: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "last_successful_scan_timestamp_seconds",
+			Help: "Unix time of the last successful scan."}),
+		LastSuccessfulCycle: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "last_successful_cycle_timestamp_seconds",
+			Help: "Unix time of the last cycle that read kandev and the ledger and decided (on a standby: read both)."}),
+		SessionsScanned: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "sessions_scanned",
+			Help: "Active sessions in the last successful scan."}),
+		Findings: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "findings",
+			Help: "Findings in the last successful scan, by kind."}, []string{"kind"}),
+		OldestFindingAge: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "oldest_finding_age_seconds",
+			Help: "Age of the oldest finding of each kind in the last successful scan (0 when none)."}, []string{"kind"}),
+		EpisodesOpen: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "episodes_open",
+			Help: "Open episodes in the ledger, by kind."}, []string{"kind"}),
+		EpisodesUntold: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "episodes_untold",
+			Help: "Open episodes nobody was told of, by kind: an action failed for good and none is delivered, pending or in flight (watchdogd episodes retry sends them again)."}, []string{"kind"}),
+		Actions: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "actions_total",
+			Help: "Action outcomes, by action and result (delivered, failed, superseded, conflict, deferred, retried)."}, []string{"action", "result"}),
+		ActionDelivery: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "action_delivery_seconds",
+			Help: "Time to deliver one action, by action.", Buckets: prometheus.ExponentialBuckets(0.01, 2, 12)}, []string{"action"}),
+		SlackRateLimited: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "slack_rate_limited_total",
+			Help: "Slack 429 answers, and actions held back by the per-cycle budget (slack.max_messages_per_cycle). Actions waiting out a Retry-After are counted deferred."}),
+		MalformedMetadata: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "malformed_metadata_rows",
+			Help: "Rows of kandev's tables kandev itself cannot read (metadata it cannot parse, or a NULL id), in the last scan."}),
+		UnparseableTimestamps: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "unparseable_timestamps",
+			Help: "Timestamp values of kandev's rows in no shape kandev writes, or more than thresholds.future_tolerance after the scan, in the last scan; each was read as missing."}),
+		Leader: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "leader",
+			Help: "1 when this replica holds the lease (always 1 without HA)."}),
+		ReloadSuccess: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "config_last_reload_successful",
+			Help: "Whether the last configuration reload succeeded."}),
+		ReloadTimestamp: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "config_last_reload_success_timestamp_seconds",
+			Help: "Unix time of the last successful configuration load."}),
+	}
+	reg.MustRegister(m.BuildInfo, m.Scans, m.ScanDuration, m.LastSuccessfulScan, m.LastSuccessfulCycle, m.SessionsScanned, m.Findings,
+		m.OldestFindingAge, m.EpisodesOpen, m.EpisodesUntold, m.Actions, m.ActionDelivery, m.SlackRateLimited, m.MalformedMetadata,
+		m.UnparseableTimestamps, m.Leader, m.ReloadSuccess, m.ReloadTimestamp)
+	m.BuildInfo.WithLabelValues(version, runtime.Version()).Set(1)
+	m.precreate()
+	return m
+}
+
+// precreate makes every label combination exist at zero, so that a rate()
+// or an alert on a result that has not happened yet has a series to read.
+func (m *Metrics) precreate() {
+	for _, r := range []string{"success", "error"} {
+		m.Scans.WithLabelValues(r)
+	}
+	for _, k := range model.Kinds {
+		m.Findings.WithLabelValues(string(k))
+		m.OldestFindingAge.WithLabelValues(string(k))
+		m.EpisodesOpen.WithLabelValues(string(k))
+		m.EpisodesUntold.WithLabelValues(string(k))
+	}
+	for _, a := range model.ActionKinds {
+		m.ActionDelivery.WithLabelValues(string(a))
+		for _, r := range model.Results {
+			m.Actions.WithLabelValues(string(a), string(r))
+		}
+	}
+}
+
+// ObserveReport sets the scan gauges from a report and its snapshot.
+func (m *Metrics) ObserveReport(rep scan.Report, snap *model.Snapshot) {
+	m.SessionsScanned.Set(float64(len(rep.Sessions)))
+	m.MalformedMetadata.Set(float64(len(snap.Malformed)))
+	m.UnparseableTimestamps.Set(float64(len(snap.Unparseable) + len(snap.Future)))
+	counts, oldest := map[model.Kind]int{}, map[model.Kind]int64{}
+	for _, f := range rep.Findings {
+		counts[f.Kind]++
+		if f.AgeSeconds > oldest[f.Kind] {
+			oldest[f.Kind] = f.AgeSeconds
+		}
+	}
+	for _, k := range model.Kinds {
+		m.Findings.WithLabelValues(string(k)).Set(float64(counts[k]))
+		m.OldestFindingAge.WithLabelValues(string(k)).Set(float64(oldest[k]))
+	}
+}
+
+// Action counts one action's result.
+func (m *Metrics) Action(kind model.ActionKind, r model.Result) {
+	m.Actions.WithLabelValues(string(kind), string(r)).Inc()
+}
+
+// Delivered observes how long an action took to deliver.
+func (m *Metrics) Delivered(kind model.ActionKind, d time.Duration) {
+	m.ActionDelivery.WithLabelValues(string(kind)).Observe(d.Seconds())
+}
+
+// EpisodesByKind sets a gauge labelled by kind from counts, every kind
+// (zero when absent).
+func EpisodesByKind(g *prometheus.GaugeVec, counts map[model.Kind]int) {
+	for _, k := range model.Kinds {
+		g.WithLabelValues(string(k)).Set(float64(counts[k]))
+	}
+}
