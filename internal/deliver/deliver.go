@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -220,7 +221,7 @@ func (d *Deliverer) attempt(ctx context.Context, r *run, cl model.Claim, e model
 			return Settle(a, s, now)
 		}
 	}
-	if entry.Fenced {
+	if entry.Fenced && !Resolving(a) {
 		if !e.ResolvedAt.IsZero() {
 			return model.Outcome{State: model.StateSuperseded, Error: "the episode resolved before delivery"}
 		}
@@ -249,4 +250,11 @@ func (d *Deliverer) attempt(ctx context.Context, r *run, cl model.Claim, e model
 		}
 	}
 	return Settle(a, s, now)
+}
+
+// Resolving says whether a is a resolve: it tells an outlet that its
+// episode cleared, so it is never fenced on the finding (which no longer
+// holds by then).
+func Resolving(a model.Action) bool {
+	return a.Seq == "resolve" || strings.HasPrefix(a.Seq, "resolve/")
 }

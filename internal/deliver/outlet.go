@@ -160,9 +160,13 @@ type Entry struct {
 	// Fenced: right before each attempt the protocol re-reads kandev and
 	// supersedes the action when its finding no longer holds or its
 	// episode resolved. An outlet that fences itself (a cancel whose
-	// nudge stays owed after the cancel cleared the finding) or that acts
-	// on a resolve is not fenced here.
+	// nudge stays owed after the cancel cleared the finding) is not fenced
+	// here, and a resolve never is (Resolving).
 	Fenced bool
+	// Resolve is the action kind that tells this outlet an episode it
+	// heard of cleared ("" for none; Slack's edit is decided apart). The
+	// policy decides one per channel the outlet sent a step to.
+	Resolve model.ActionKind
 }
 
 // Registry maps each action kind to its outlet.
