@@ -217,3 +217,37 @@ func TestQuietHoursZoneLoaded(t *testing.T) {
 		t.Errorf("location %v", loc)
 	}
 }
+
+// TestOutletDefaults: an alertmanager: block and webhooks take their
+// defaults, and a webhook step names the only webhook when it says none.
+func TestOutletDefaults(t *testing.T) {
+	text := `alertmanager:
+  urls: ["http://alertmanager:9093"]
+  severity: {unanswered_clarification: info}
+webhooks:
+  - {name: ops-hook, url: "https://hooks.example.com/w", secret_file: /s}
+policy:
+  stalled_turn:
+    steps:
+      - {after: 0s, action: alertmanager}
+      - {after: 10m, action: webhook}
+`
+	c, err := Parse("c.yaml", []byte(text), noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := c.Alertmanager
+	switch {
+	case a.ResendInterval != time.Minute || a.Timeout != 10*time.Second || !strings.HasSuffix(a.RunbookURL, "docs/runbook.md#what-a-finding-means-and-what-to-do"):
+		t.Errorf("alertmanager defaults %+v", a)
+	case a.SeverityOf(model.KindUnansweredClarification) != "info" || a.SeverityOf(model.KindStalledTurn) != "warning":
+		t.Errorf("severities %v", a.Severity)
+	case c.Webhooks[0].Timeout != 10*time.Second:
+		t.Errorf("webhook timeout %s", c.Webhooks[0].Timeout)
+	case c.Policy[model.KindStalledTurn].Steps[1].Webhook != "ops-hook":
+		t.Errorf("webhook step %+v, want it to name the only webhook", c.Policy[model.KindStalledTurn].Steps[1])
+	}
+	if got := c.OutletFiles(); len(got) != 1 || got[0] != [2]string{"webhooks[0].secret_file", "/s"} {
+		t.Errorf("outlet files %v", got)
+	}
+}
