@@ -121,6 +121,40 @@ func TestShippedConfigs(t *testing.T) {
 	}
 }
 
+// TestShippedConfigsOptionalBlocks: the example's commented-out blocks
+// (alertmanager:, webhooks:) load too once uncommented, so the example
+// documents keys that exist and values that pass.
+func TestShippedConfigsOptionalBlocks(t *testing.T) {
+	b, err := os.ReadFile("../../config/watchdogd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	inBlock, blocks := false, 0
+	for _, line := range strings.Split(string(b), "\n") {
+		switch {
+		case line == "# alertmanager:" || line == "# webhooks:":
+			inBlock, blocks = true, blocks+1
+			line = line[2:]
+		case inBlock && strings.HasPrefix(line, "#   "):
+			line = line[2:]
+		default:
+			inBlock = false
+		}
+		out = append(out, line)
+	}
+	if blocks != 2 {
+		t.Fatalf("found %d commented blocks, want alertmanager: and webhooks:", blocks)
+	}
+	c, err := Parse("watchdogd.yaml", []byte(strings.Join(out, "\n")), func(k string) string { return map[string]string{"WATCHDOGD_SLACK_TOKEN": "x"}[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Alertmanager == nil || len(c.Webhooks) != 1 || c.Alertmanager.HTTPConfig.BasicAuth == nil {
+		t.Errorf("alertmanager %+v, webhooks %+v", c.Alertmanager, c.Webhooks)
+	}
+}
+
 // TestSecretPrintsRedacted: a Secret never prints its value.
 func TestSecretPrintsRedacted(t *testing.T) {
 	s := Secret("xoxb-very-secret")
