@@ -195,3 +195,29 @@ func TestBackoff(t *testing.T) {
 		}
 	}
 }
+
+// TestFences: which attempts re-check their finding before they go.
+func TestFences(t *testing.T) {
+	step, resolve := model.Action{Seq: "step/0"}, model.Action{Seq: "resolve/webhook/ops"}
+	nudge := Entry{Fenced: true}
+	hook := Entry{Fenced: true, Keyed: true}
+	cases := []struct {
+		name   string
+		entry  Entry
+		a      model.Action
+		landed bool
+		want   bool
+	}{
+		{"a first attempt at a fenced outlet", nudge, step, false, true},
+		{"a retry that may have landed, no key to dedupe on: fenced (a second nudge would be a new one)", nudge, step, true, true},
+		{"a first attempt at a keyed outlet", hook, step, false, true},
+		{"a keyed retry that may have landed: completed with its key, not superseded", hook, step, true, false},
+		{"a resolve: never (its finding is gone by design)", hook, resolve, false, false},
+		{"an unfenced outlet (it fences itself)", Entry{}, step, false, false},
+	}
+	for _, c := range cases {
+		if got := Fences(c.entry, c.a, c.landed); got != c.want {
+			t.Errorf("%s: Fences = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -221,7 +221,7 @@ func (d *Deliverer) attempt(ctx context.Context, r *run, cl model.Claim, e model
 			return Settle(a, s, now)
 		}
 	}
-	if entry.Fenced && !Resolving(a) {
+	if Fences(entry, a, at.MayHaveLanded) {
 		if !e.ResolvedAt.IsZero() {
 			return model.Outcome{State: model.StateSuperseded, Error: "the episode resolved before delivery"}
 		}
@@ -257,4 +257,14 @@ func (d *Deliverer) attempt(ctx context.Context, r *run, cl model.Claim, e model
 // holds by then).
 func Resolving(a model.Action) bool {
 	return a.Seq == "resolve" || strings.HasPrefix(a.Seq, "resolve/")
+}
+
+// Fences says whether an attempt at a re-checks its finding first and is
+// superseded when it no longer holds. A resolve never is. Nor is an
+// attempt at a keyed outlet that may already have landed: its receiver may
+// hold it, so it is completed with its key (the receiver deduplicates)
+// rather than recorded as never sent — and its resolve, which waits for
+// it, then follows it.
+func Fences(entry Entry, a model.Action, mayHaveLanded bool) bool {
+	return entry.Fenced && !Resolving(a) && (!entry.Keyed || !mayHaveLanded)
 }

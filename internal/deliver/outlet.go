@@ -163,6 +163,11 @@ type Entry struct {
 	// nudge stays owed after the cancel cleared the finding) is not fenced
 	// here, and a resolve never is (Resolving).
 	Fenced bool
+	// Keyed: the receiver deduplicates on the action key, and there is no
+	// evidence to look for (a webhook). An attempt that may have landed is
+	// sent again with its key — at least once — even when its finding has
+	// cleared since.
+	Keyed bool
 	// Resolve is the action kind that tells this outlet an episode it
 	// heard of cleared ("" for none; Slack's edit is decided apart). The
 	// policy decides one per channel the outlet sent a step to.

@@ -83,7 +83,7 @@ func setState(ctx context.Context, s *ledger.Store, key string, state model.Stat
 		return nil
 	}
 	if _, ok, err := s.Claim(ctx, key, "test", "tok-"+key, t0, time.Minute); err != nil || !ok {
-		return fmt.Errorf("claim %s: %v %v", key, ok, err)
+		return fmt.Errorf("claim %s: %v: %w", key, ok, err)
 	}
 	switch state {
 	case model.StateClaimed:

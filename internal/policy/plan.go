@@ -230,13 +230,13 @@ func (p *planner) decide(e model.Episode, seq string, index, repeat int, step mo
 			}
 		}
 	}
-	switch {
-	case kind == model.ActionSlack:
+	switch kind {
+	case model.ActionSlack:
 		a.Channel, a.Mention = Route(*p.in.Routing, e)
 		if !step.Mention {
 			a.Mention = ""
 		}
-	case kind == step.Action: // as configured: to the step's webhook, if any
+	case step.Action: // as configured: to the step's webhook, if any
 		a.Channel = step.Webhook
 	}
 	a.Digest = Digest(a, e.Identity)

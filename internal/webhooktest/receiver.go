@@ -46,6 +46,9 @@ type Answer struct {
 	RetryAfter string
 	// Hang holds the request until the client gives up.
 	Hang bool
+	// Delay holds the answer this long (or until the client gives up):
+	// a window in which a test can kill the sender mid-delivery.
+	Delay time.Duration
 }
 
 // Receiver is a webhook receiver on a loopback HTTP server.
@@ -107,6 +110,13 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	if a.Hang {
 		<-req.Context().Done()
 		return
+	}
+	if a.Delay > 0 {
+		select {
+		case <-time.After(a.Delay):
+		case <-req.Context().Done():
+			return
+		}
 	}
 	if a.RetryAfter != "" {
 		w.Header().Set("Retry-After", a.RetryAfter)
