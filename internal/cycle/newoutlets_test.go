@@ -237,3 +237,24 @@ func TestAlertmanagerStepResendResolve(t *testing.T) {
 		t.Fatalf("resend 20 minutes after the end: %d %v, want nothing", n, err)
 	}
 }
+
+// TestWebhookLaneApart: a Slack channel and a webhook both named "ops":
+// Slack's Retry-After on its channel does not hold the webhook.
+func TestWebhookLaneApart(t *testing.T) {
+	c, _, _, _ := testCycleDB(t, oneStall().DS, nil)
+	rcv, err := webhooktest.New(hookSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rcv.Close)
+	withOutlets(t, c, "      - {after: 0s, action: webhook}\n", rcv.URL, "")
+	if err := c.Store.CloseGate(context.Background(), "ops", c.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(rcv.Deliveries()); n != 1 {
+		t.Fatalf("%d webhook deliveries, want 1: Slack's gate on its channel ops held the webhook ops", n)
+	}
+}

@@ -92,15 +92,16 @@ func (d *Deliverer) held(ctx context.Context, r *run, due model.Due) (bool, stri
 	if deferred, why := policy.Deferred(due.Episode, r.silences, d.Quiet, d.Now()); deferred {
 		return true, why
 	}
-	gate, ok := r.gates[due.Channel]
+	lane := e.Lane + due.Channel
+	gate, ok := r.gates[lane]
 	var gateErr error
 	if !ok {
-		if gate, gateErr = d.Store.GateUntil(ctx, due.Channel); gateErr == nil {
-			r.gates[due.Channel] = gate
+		if gate, gateErr = d.Store.GateUntil(ctx, lane); gateErr == nil {
+			r.gates[lane] = gate
 		}
 	}
 	held, why, overBudget := Held(Holding{Episode: due.Episode, Silences: r.silences, Quiet: d.Quiet, Gate: gate, GateErr: gateErr,
-		Sent: r.sent[due.Channel], Budget: budget(e), Now: d.Now()})
+		Sent: r.sent[lane], Budget: budget(e), Now: d.Now()})
 	if overBudget && e.RateLimited != nil {
 		e.RateLimited()
 	}
@@ -235,8 +236,9 @@ func (d *Deliverer) attempt(ctx context.Context, r *run, cl model.Claim, e model
 		}
 		at.Current = f
 	}
+	lane := entry.Lane + a.Channel
 	if entry.Paced {
-		r.sent[a.Channel]++
+		r.sent[lane]++
 	}
 	s := entry.Outlet.Send(ctx, at)
 	if s.Outcome == nil && s.Verdict.RateLimited && entry.Paced {
@@ -244,8 +246,8 @@ func (d *Deliverer) attempt(ctx context.Context, r *run, cl model.Claim, e model
 			entry.RateLimited()
 		}
 		until := now.Add(max(s.Verdict.After, time.Second))
-		r.gates[a.Channel] = until
-		if err := d.Store.CloseGate(ctx, a.Channel, until); err != nil {
+		r.gates[lane] = until
+		if err := d.Store.CloseGate(ctx, lane, until); err != nil {
 			log.Error("record the channel's Retry-After", zap.Error(err))
 		}
 	}

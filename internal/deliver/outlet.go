@@ -151,6 +151,11 @@ type Entry struct {
 	// Paced: silences and quiet hours hold its actions, and a channel's
 	// Retry-After closes the channel to them (Slack).
 	Paced bool
+	// Lane prefixes a paced outlet's channel where its gate and budget are
+	// kept, so that outlets whose channels are named alike ("ops": a Slack
+	// channel, a webhook) never close each other's. Slack's is "" (its
+	// gates are stored under the bare channel).
+	Lane string
 	// Budget, when set, bounds a paced outlet's actions per channel per
 	// cycle (slack.max_messages_per_cycle), read as each cycle delivers.
 	Budget func() int
