@@ -96,6 +96,34 @@ func activeAlerts(t *testing.T, base string) map[string]amAlert {
 	return out
 }
 
+// stayActive polls Alertmanager for a while: every poll must find each
+// of the alerts named.
+func stayActive(t *testing.T, am string, d time.Duration, while string, names ...string) {
+	t.Helper()
+	for until := time.Now().Add(d); time.Now().Before(until); time.Sleep(500 * time.Millisecond) {
+		a := activeAlerts(t, am)
+		for _, n := range names {
+			if a[n].Labels == nil {
+				t.Fatalf("alert %s ended %s: %v", n, while, a)
+			}
+		}
+	}
+}
+
+// hookSecret is the test webhook's signing secret.
+const hookSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+
+// hookConfig is the config of one webhook "hook" at url, signing with
+// secret, then more.
+func hookConfig(t *testing.T, url, secret, more string) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "hook")
+	if err := os.WriteFile(file, []byte(secret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return "webhooks:\n  - {name: hook, url: " + url + ", secret_file: " + file + ", timeout: 1s}\n" + more
+}
+
 // TestFaultAlertmanager: against a real Alertmanager whose resolve_timeout
 // is 3 s, every finding whose policy names Alertmanager is an alert with
 // its labels and annotations; the alerts stay active across several
@@ -149,12 +177,7 @@ policy:
 	}
 
 	// Four resolve_timeouts: every poll still finds both.
-	for until := time.Now().Add(12 * time.Second); time.Now().Before(until); time.Sleep(500 * time.Millisecond) {
-		a := activeAlerts(t, am)
-		if a[stalled].Labels == nil || a[question].Labels == nil {
-			t.Fatalf("an alert ended while its finding held: %v", a)
-		}
-	}
+	stayActive(t, am, 12*time.Second, "while its finding held", stalled, question)
 	if n := d.metric(t, `watchdogd_alertmanager_resends_total{result="success"}`); n < 8 {
 		t.Errorf("%v resends in 12s of a 1s resend_interval", n)
 	}
@@ -164,12 +187,7 @@ policy:
 	if _, err := e.kandev.DB().Exec(`ALTER TABLE task_sessions RENAME TO task_sessions_away`); err != nil {
 		t.Fatal(err)
 	}
-	for until := time.Now().Add(8 * time.Second); time.Now().Before(until); time.Sleep(500 * time.Millisecond) {
-		a := activeAlerts(t, am)
-		if a[stalled].Labels == nil || a[question].Labels == nil {
-			t.Fatalf("an alert ended while scans failed: %v", a)
-		}
-	}
+	stayActive(t, am, 8*time.Second, "while scans failed", stalled, question)
 	if n := d.metric(t, `watchdogd_scans_total{result="error"}`); n < 4 {
 		t.Errorf("%v failed scans in 8s with kandev's sessions gone", n)
 	}
@@ -202,29 +220,18 @@ func (e *env) episodes() []model.Episode {
 // arrives, signed (the receiver verifies with its own code); none is lost;
 // a delivery cut by a kill is sent again with the same key.
 func TestFaultWebhookSIGKILL(t *testing.T) {
-	const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
-	rcv, err := webhooktest.New(secret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(rcv.Close)
+	rcv := webhooktest.Start(t, hookSecret)
 	rcv.Answer(func(int, webhooktest.Delivery) webhooktest.Answer {
 		return webhooktest.Answer{Status: http.StatusOK, Delay: 600 * time.Millisecond}
 	})
-	secretFile := filepath.Join(t.TempDir(), "hook")
-	if err := os.WriteFile(secretFile, []byte(secret+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	extra, base := daemonConfig(t, `webhooks:
-  - {name: hook, url: `+rcv.URL+`, secret_file: `+secretFile+`, timeout: 1s}
-policy:
+	extra, base := daemonConfig(t, hookConfig(t, rcv.URL, hookSecret, `policy:
   stalled_turn:
     steps: [{after: 0s, action: webhook}]
   unanswered_clarification:
     steps: [{after: 0s, action: webhook}]
     repeat_every: 2s
     resolve_hold: 0s
-`)
+`))
 	e := newEnv(t, world(time.Now()), "sqlite", extra)
 	rng := rand.New(rand.NewPCG(3, 5))
 	runs := max(*kills, 20)
@@ -294,28 +301,17 @@ policy:
 // waited out by the running daemon, which sends again after it (and not
 // before), then delivers.
 func TestFaultWebhookRetryAfter(t *testing.T) {
-	const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
-	rcv, err := webhooktest.New(secret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(rcv.Close)
+	rcv := webhooktest.Start(t, hookSecret)
 	rcv.Answer(func(n int, _ webhooktest.Delivery) webhooktest.Answer {
 		if n == 1 {
 			return webhooktest.Answer{Status: http.StatusTooManyRequests, RetryAfter: "3"}
 		}
 		return webhooktest.Answer{Status: http.StatusOK}
 	})
-	secretFile := filepath.Join(t.TempDir(), "hook")
-	if err := os.WriteFile(secretFile, []byte(secret+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	extra, base := daemonConfig(t, `webhooks:
-  - {name: hook, url: `+rcv.URL+`, secret_file: `+secretFile+`, timeout: 1s}
-policy:
+	extra, base := daemonConfig(t, hookConfig(t, rcv.URL, hookSecret, `policy:
   stalled_turn:
     steps: [{after: 0s, action: webhook}]
-`)
+`))
 	e := newEnv(t, world(time.Now()), "sqlite", extra)
 	d := e.startDaemon(base)
 	waitFor(t, 30*time.Second, "a delivery after the 429", func() bool {

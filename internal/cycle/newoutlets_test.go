@@ -65,11 +65,7 @@ func withOutlets(t *testing.T, c *Cycle, steps, hook, am string) *time.Time {
 // "resolved" under another key; nothing more after that.
 func TestWebhookStepAndResolve(t *testing.T) {
 	c, _, _, db := testCycleDB(t, oneStall().DS, nil)
-	rcv, err := webhooktest.New(hookSecret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(rcv.Close)
+	rcv := webhooktest.Start(t, hookSecret)
 	withOutlets(t, c, "      - {after: 0s, action: webhook}\n", rcv.URL, "")
 	ctx := context.Background()
 	if _, err := c.Run(ctx); err != nil {
@@ -110,11 +106,7 @@ func TestWebhookRetryAfter(t *testing.T) {
 	s := b.Session("s2", "Other", "ws", "RUNNING", time.Hour, "")
 	s.Turn("turn-2", 40*time.Minute, -1, "").Agent("tool_call", 30*time.Minute)
 	c, _, _, _ := testCycleDB(t, b.DS, nil)
-	rcv, err := webhooktest.New(hookSecret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(rcv.Close)
+	rcv := webhooktest.Start(t, hookSecret)
 	rcv.Answer(func(n int, _ webhooktest.Delivery) webhooktest.Answer {
 		if n == 1 {
 			return webhooktest.Answer{Status: http.StatusTooManyRequests, RetryAfter: "120"}
@@ -150,11 +142,7 @@ func TestWebhookRetryAfter(t *testing.T) {
 // Slack's.
 func TestWebhookHeldBySilence(t *testing.T) {
 	c, _, _, _ := testCycleDB(t, oneStall().DS, nil)
-	rcv, err := webhooktest.New(hookSecret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(rcv.Close)
+	rcv := webhooktest.Start(t, hookSecret)
 	withOutlets(t, c, "      - {after: 0s, action: webhook}\n", rcv.URL, "")
 	ctx := context.Background()
 	if err := c.Store.AddSilence(ctx, ledger.Silence{ID: "sil", SessionID: "s1", CreatedAt: time.Now(), Until: time.Now().Add(time.Hour)}); err != nil {
@@ -242,11 +230,7 @@ func TestAlertmanagerStepResendResolve(t *testing.T) {
 // Slack's Retry-After on its channel does not hold the webhook.
 func TestWebhookLaneApart(t *testing.T) {
 	c, _, _, _ := testCycleDB(t, oneStall().DS, nil)
-	rcv, err := webhooktest.New(hookSecret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(rcv.Close)
+	rcv := webhooktest.Start(t, hookSecret)
 	withOutlets(t, c, "      - {after: 0s, action: webhook}\n", rcv.URL, "")
 	if err := c.Store.CloseGate(context.Background(), "ops", c.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -70,6 +71,18 @@ func New(secret string) (*Receiver, error) {
 	r := &Receiver{key: key}
 	r.Server = httptest.NewServer(http.HandlerFunc(r.serve))
 	return r, nil
+}
+
+// Start is New for a test: a bad secret fails it, and the receiver
+// closes when it ends.
+func Start(t testing.TB, secret string) *Receiver {
+	t.Helper()
+	r, err := New(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	return r
 }
 
 // Answer sets how the receiver answers the nth request (from 1) and the
