@@ -33,6 +33,11 @@ K8S_VERSION           := v1.34.4
 PROMETHEUS_OPERATOR_VERSION := v0.85.0
 SCHEMAS   := $(CURDIR)/.cache/schemas/$(K8S_VERSION)
 CHART_TOOLS := $(BIN)/helm $(BIN)/kubeconform $(BIN)/promtool $(SCHEMAS)/.done
+# A real Alertmanager for the fault suite's outlet tests. v0.28.1 is the
+# newest whose module builds with `go install`: later modules lack the web
+# UI's built assets that ui/web.go embeds.
+ALERTMANAGER_VERSION  := v0.28.1
+TOOLS     := $(CHART_TOOLS) $(BIN)/alertmanager
 
 export GOTOOLCHAIN := local
 # Everything is built with -trimpath, as the binary ships: the test
@@ -41,7 +46,7 @@ export GOTOOLCHAIN := local
 # them all once more for `make build` alone (84 s on 2 cores).
 export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
 
-.PHONY: all build test test-unit test-race fuzz lint demo chart chart-tools bench bench-quick test-faults soak clean
+.PHONY: all build test test-unit test-race fuzz lint demo chart chart-tools tools bench bench-quick test-faults soak clean
 
 all: build
 
@@ -50,11 +55,12 @@ build:
 
 ## test: everything CI runs — unit and integration tests against real SQLite
 ## and PostgreSQL, then the differential fuzzers for a short while, then the
-## chart's checks. The chart's tools, minutes to build from a cold cache and
-## needed by no test, build at the lowest CPU priority while the tests run:
+## chart's checks. The chart's tools and the fault suite's Alertmanager,
+## minutes to build from a cold cache and needed by no unit test, build at
+## the lowest CPU priority while the tests run:
 ## those spend most of their time waiting on servers, processes and timers.
 test:
-	@$(MAKE) --no-print-directory -j2 test-unit chart-tools
+	@$(MAKE) --no-print-directory -j2 test-unit tools
 	@$(MAKE) --no-print-directory fuzz chart
 
 test-unit:
@@ -77,13 +83,13 @@ test-race:
 
 ## test-faults: the real binary under outages, crashes, rate limits, bad rows
 ## and hostile input — short versions (a 20s outage, a 90s soak, 50 kills).
-## Run by .ci/run after make test.
+## Run by .ci/run after make test. Its outlet tests run a real Alertmanager.
 OUTAGE ?= 20s
 SOAK   ?= 90s
 KILLS  ?= 50
 FAULTS_TIMEOUT ?= 30m
-test-faults:
-	$(GO) test -count=1 -tags faults -timeout $(FAULTS_TIMEOUT) -run '^(TestFault|TestSoak)' -v ./cmd/watchdogd -args -outage=$(OUTAGE) -soak=$(SOAK) -kills=$(KILLS) 2>&1 | tee .cache/faults.log | grep --line-buffered -E '^(=== RUN|--- |\s+faults_test.go.*FIGURE|\s+soak_test.go.*FIGURE|ok|FAIL|PASS)'; test $${PIPESTATUS[0]} -eq 0
+test-faults: $(BIN)/alertmanager
+	$(GO) test -count=1 -tags faults -timeout $(FAULTS_TIMEOUT) -run '^(TestFault|TestSoak)' -v ./cmd/watchdogd -args -outage=$(OUTAGE) -soak=$(SOAK) -kills=$(KILLS) -alertmanager=$(BIN)/alertmanager 2>&1 | tee .cache/faults.log | grep --line-buffered -E '^(=== RUN|--- |\s+faults_test.go.*FIGURE|\s+soak_test.go.*FIGURE|ok|FAIL|PASS)'; test $${PIPESTATUS[0]} -eq 0
 
 ## soak: the full versions whose figures go into docs/reliability.md
 ## (a 2-minute outage, a 10-minute soak, 100 kills).
@@ -120,6 +126,12 @@ chart: build $(CHART_TOOLS)
 
 chart-tools:
 	@nice -n 19 $(MAKE) --no-print-directory $(CHART_TOOLS)
+
+tools:
+	@nice -n 19 $(MAKE) --no-print-directory $(TOOLS)
+
+$(BIN)/alertmanager:
+	GOBIN=$(BIN) $(GO) install github.com/prometheus/alertmanager/cmd/alertmanager@$(ALERTMANAGER_VERSION)
 
 $(BIN)/helm:
 	GOBIN=$(BIN) $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)

@@ -71,6 +71,12 @@ func unreadFiles(getenv func(string) string, databaseURL string, cfg *config.Con
 		{"slack.token_file", slackTokenFile(cfg), !isSet("WATCHDOGD_SLACK_TOKEN")},
 		{"http.web_config_file", cfg.HTTP.WebConfigFile, true},
 	}
+	for _, f := range cfg.OutletFiles() {
+		files = append(files, struct {
+			field, path string
+			used        bool
+		}{f[0], f[1], true})
+	}
 	var out []string
 	for _, f := range files {
 		if f.path == "" || !f.used {

@@ -18,10 +18,8 @@ import (
 	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/kandevdb"
 	"github.com/watchdogd/watchdogd/internal/ledger"
-	"github.com/watchdogd/watchdogd/internal/logline"
 	"github.com/watchdogd/watchdogd/internal/metrics"
 	"github.com/watchdogd/watchdogd/internal/nudge"
-	"github.com/watchdogd/watchdogd/internal/outlets"
 	"github.com/watchdogd/watchdogd/internal/slack"
 )
 
@@ -69,7 +67,11 @@ func (c *demoCmd) run(ctx context.Context, e proc) error {
 	if cfg.Slack != nil {
 		s = app.SlackOutlet(cfg, nil, m)
 	}
-	printing := console.New(&sent, outlets.Register(s, &nudge.Outlet{}, &logline.Outlet{})).Outlets()
+	reg, err := app.Outlets(cfg, s, &nudge.Outlet{})
+	if err != nil {
+		return err
+	}
+	printing := console.New(&sent, reg).Outlets()
 	cy := &cycle.Cycle{Config: cfg, Reader: reader, Store: store, Outlets: printing, Log: log,
 		Metrics: m, Now: func() time.Time { return now }, Holder: "demo"}
 	res, err := cy.Run(ctx)

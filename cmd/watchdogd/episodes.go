@@ -145,12 +145,17 @@ func (c *episodesResolveCmd) run(ctx context.Context, e proc) error {
 	}
 	defer func() { _ = st.Close() }()
 	now := e.now()
+	renderer, err := app.Renderer(cfg)
+	if err != nil {
+		return err
+	}
 	var resolved *model.Episode
 	_, _, err = st.Decide(ctx, func(s model.Ledger) (model.Plan, error) {
-		in := policy.Input{Now: now, Policies: cfg.Policy, Routing: cfg.Routing(), Reason: func(model.Episode) string { return "resolved by hand" }}
+		in := policy.Input{Now: now, Policies: cfg.Policy, Routing: cfg.Routing(), Reason: func(model.Episode) string { return "resolved by hand" },
+			Resolves: renderer.Resolves()}
 		var p model.Plan
 		p, resolved = policy.ForceResolve(s, c.id, in)
-		app.Renderer(cfg).Freeze(&p, s, scan.Report{}, now)
+		renderer.Freeze(&p, s, scan.Report{}, now)
 		return p, nil
 	})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/watchdogd/watchdogd/internal/alertmanager"
 	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/cycle"
 	"github.com/watchdogd/watchdogd/internal/deliver"
@@ -21,6 +22,7 @@ import (
 	"github.com/watchdogd/watchdogd/internal/nudge"
 	"github.com/watchdogd/watchdogd/internal/outlets"
 	"github.com/watchdogd/watchdogd/internal/slack"
+	"github.com/watchdogd/watchdogd/internal/webhook"
 )
 
 // Deps are a cycle's connections, closed together.
@@ -64,8 +66,8 @@ func NewCycle(ctx context.Context, in Inputs, cfg *config.Config, log *zap.Logge
 }
 
 // Connect builds how each kind of action goes out, for a config and its
-// secrets, for cycle c: kandev's nudges, the log, and Slack when the config
-// has a slack: block.
+// secrets, for cycle c: kandev's nudges, the log, and Slack, Alertmanager
+// and webhooks when the config has their blocks.
 func Connect(cfg *config.Config, src Sources, log *zap.Logger, c *cycle.Cycle) (deliver.Registry, error) {
 	kc, err := nudge.NewClient(cfg.Kandev.BaseURL, src.Kandev, 15*time.Second)
 	if err != nil {
@@ -79,7 +81,24 @@ func Connect(cfg *config.Config, src Sources, log *zap.Logger, c *cycle.Cycle) (
 		}
 		s = SlackOutlet(cfg, slack.NewClient(src.Slack, cfg.Slack.APIURL, cfg.Slack.Timeout), c.Metrics)
 	}
-	return outlets.Register(s, n, &logline.Outlet{}), nil
+	return Outlets(cfg, s, n)
+}
+
+// Outlets registers cfg's outlets, with s as its Slack outlet (nil
+// without a slack: block) and n as kandev's.
+func Outlets(cfg *config.Config, s *slack.Outlet, n *nudge.Outlet) (deliver.Registry, error) {
+	set := outlets.Set{Slack: s, Nudge: n, Log: &logline.Outlet{}}
+	if cfg.Alertmanager != nil {
+		am, err := alertmanager.New(cfg)
+		if err != nil {
+			return nil, err
+		}
+		set.Alertmanager = am
+	}
+	if len(cfg.Webhooks) > 0 {
+		set.Webhook = webhook.New(cfg.Webhooks)
+	}
+	return outlets.Register(set), nil
 }
 
 // SlackOutlet is the Slack outlet of cfg (which has a slack: block)
@@ -94,12 +113,16 @@ func SlackOutlet(cfg *config.Config, client *slack.Client, m *metrics.Metrics) *
 
 // Renderer is a cycle that only renders actions as cfg's outlets do (an
 // operator's decision, frozen for the daemon to deliver).
-func Renderer(cfg *config.Config) *cycle.Cycle {
+func Renderer(cfg *config.Config) (*cycle.Cycle, error) {
 	var s *slack.Outlet
 	if cfg.Slack != nil {
 		s = SlackOutlet(cfg, nil, nil)
 	}
-	return &cycle.Cycle{Config: cfg, Outlets: outlets.Register(s, &nudge.Outlet{}, &logline.Outlet{}), Log: zap.NewNop()}
+	reg, err := Outlets(cfg, s, &nudge.Outlet{})
+	if err != nil {
+		return nil, err
+	}
+	return &cycle.Cycle{Config: cfg, Outlets: reg, Log: zap.NewNop()}, nil
 }
 
 // Holder names this process in claims and leases: host, pid and a random

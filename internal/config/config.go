@@ -31,6 +31,8 @@ type Config struct {
 	Policy       map[model.Kind]*model.Policy `yaml:"policy"`
 	State        State                        `yaml:"state"`
 	Slack        *Slack                       `yaml:"slack"`
+	Alertmanager *Alertmanager                `yaml:"alertmanager"`
+	Webhooks     []Webhook                    `yaml:"webhooks"`
 	Silences     []Silence                    `yaml:"silences"`
 	QuietHours   *model.QuietHours            `yaml:"quiet_hours"`
 	HA           HA                           `yaml:"ha"`
@@ -104,7 +106,10 @@ type HA struct {
 
 // HTTP is the metrics, probes and status page listener.
 type HTTP struct {
-	Listen        string `yaml:"listen"`
+	Listen string `yaml:"listen"`
+	// ExternalURL is where people reach this watchdogd (its status
+	// page), for alerts' generatorURL.
+	ExternalURL   string `yaml:"external_url"`
 	WebConfigFile string `yaml:"web_config_file"`
 	UI            *bool  `yaml:"ui"`
 	PProf         bool   `yaml:"pprof"`

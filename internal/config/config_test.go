@@ -121,6 +121,40 @@ func TestShippedConfigs(t *testing.T) {
 	}
 }
 
+// TestShippedConfigsOptionalBlocks: the example's commented-out blocks
+// (alertmanager:, webhooks:) load too once uncommented, so the example
+// documents keys that exist and values that pass.
+func TestShippedConfigsOptionalBlocks(t *testing.T) {
+	b, err := os.ReadFile("../../config/watchdogd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	inBlock, blocks := false, 0
+	for _, line := range strings.Split(string(b), "\n") {
+		switch {
+		case line == "# alertmanager:" || line == "# webhooks:":
+			inBlock, blocks = true, blocks+1
+			line = line[2:]
+		case inBlock && strings.HasPrefix(line, "#   "):
+			line = line[2:]
+		default:
+			inBlock = false
+		}
+		out = append(out, line)
+	}
+	if blocks != 2 {
+		t.Fatalf("found %d commented blocks, want alertmanager: and webhooks:", blocks)
+	}
+	c, err := Parse("watchdogd.yaml", []byte(strings.Join(out, "\n")), func(k string) string { return map[string]string{"WATCHDOGD_SLACK_TOKEN": "x"}[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Alertmanager == nil || len(c.Webhooks) != 1 || c.Alertmanager.HTTPConfig.BasicAuth == nil {
+		t.Errorf("alertmanager %+v, webhooks %+v", c.Alertmanager, c.Webhooks)
+	}
+}
+
 // TestSecretPrintsRedacted: a Secret never prints its value.
 func TestSecretPrintsRedacted(t *testing.T) {
 	s := Secret("xoxb-very-secret")
@@ -215,5 +249,39 @@ func TestQuietHoursZoneLoaded(t *testing.T) {
 	}
 	if loc := c.QuietHours.Location; loc == nil || loc.String() != "Europe/Berlin" {
 		t.Errorf("location %v", loc)
+	}
+}
+
+// TestOutletDefaults: an alertmanager: block and webhooks take their
+// defaults, and a webhook step names the only webhook when it says none.
+func TestOutletDefaults(t *testing.T) {
+	text := `alertmanager:
+  urls: ["http://alertmanager:9093"]
+  severity: {unanswered_clarification: info}
+webhooks:
+  - {name: ops-hook, url: "https://hooks.example.com/w", secret_file: /s}
+policy:
+  stalled_turn:
+    steps:
+      - {after: 0s, action: alertmanager}
+      - {after: 10m, action: webhook}
+`
+	c, err := Parse("c.yaml", []byte(text), noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := c.Alertmanager
+	switch {
+	case a.ResendInterval != time.Minute || a.Timeout != 10*time.Second || !strings.HasSuffix(a.RunbookURL, "docs/runbook.md#what-a-finding-means-and-what-to-do"):
+		t.Errorf("alertmanager defaults %+v", a)
+	case a.SeverityOf(model.KindUnansweredClarification) != "info" || a.SeverityOf(model.KindStalledTurn) != "warning":
+		t.Errorf("severities %v", a.Severity)
+	case c.Webhooks[0].Timeout != 10*time.Second:
+		t.Errorf("webhook timeout %s", c.Webhooks[0].Timeout)
+	case c.Policy[model.KindStalledTurn].Steps[1].Webhook != "ops-hook":
+		t.Errorf("webhook step %+v, want it to name the only webhook", c.Policy[model.KindStalledTurn].Steps[1])
+	}
+	if got := c.OutletFiles(); len(got) != 1 || got[0] != [2]string{"webhooks[0].secret_file", "/s"} {
+		t.Errorf("outlet files %v", got)
 	}
 }

@@ -54,6 +54,7 @@ func applyDefaults(c *Config) {
 		c.HTTP.UI = &yes
 	}
 	setStr(&c.Log.Level, "info")
+	defaultOutlets(c)
 }
 
 func setDur(d *time.Duration, def time.Duration) {

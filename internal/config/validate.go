@@ -27,6 +27,8 @@ func validate(c *Config, d *decoder) {
 	v.policies(c)
 	v.state(c)
 	v.slack(c)
+	v.alertmanager(c)
+	v.webhooks(c)
 	v.silences(c)
 	v.quietHours(c)
 	v.http(c)
@@ -145,6 +147,7 @@ func (v validator) policies(c *Config) {
 					v.add(sp+".action", "kandev refuses message.add while a session is RUNNING; use cancel_and_nudge for %s", kind)
 				}
 			}
+			v.outletStep(c, sp, s)
 			if s.After < 0 {
 				v.add(sp+".after", "must not be negative")
 			}
@@ -168,8 +171,8 @@ func (v validator) state(c *Config) {
 	if v.set("state.url") {
 		v.url("state.url", c.State.URL, true)
 	}
-	if c.Slack != nil && c.State.ClaimTTL < c.Slack.Timeout+time.Second {
-		v.add("state.claim_ttl", "%s must be at least slack.timeout + 1s (%s), so a crashed holder's request has landed or died before a takeover", dur(c.State.ClaimTTL), dur(c.Slack.Timeout+time.Second))
+	if field, longest := longestTimeout(c); field != "" && c.State.ClaimTTL < longest+time.Second {
+		v.add("state.claim_ttl", "%s must be at least %s + 1s (%s), so a crashed holder's request has landed or died before a takeover", dur(c.State.ClaimTTL), field, dur(longest+time.Second))
 	}
 	if c.HA.Enabled && !strings.HasPrefix(c.State.URL, "postgres") && c.State.URLFile == "" {
 		v.add("ha.enabled", "replicas share their ledger: set state.url (or state.url_file) to PostgreSQL")
@@ -283,6 +286,9 @@ func (v validator) http(c *Config) {
 	if _, _, err := net.SplitHostPort(c.HTTP.Listen); err != nil {
 		v.add("http.listen", "%q is not host:port", c.HTTP.Listen)
 	}
+	if c.HTTP.ExternalURL != "" {
+		v.httpURL("http.external_url", c.HTTP.ExternalURL, "it is a link people follow")
+	}
 }
 
 // explicitZeros catches durations written as 0 where 0 is meaningless,
@@ -303,6 +309,18 @@ func explicitZeros(c *Config, d *decoder) {
 	}
 	if c.Slack != nil && v.set("slack.timeout") && c.Slack.Timeout <= 0 {
 		v.add("slack.timeout", "must be more than 0")
+	}
+	if a := c.Alertmanager; a != nil {
+		for path, val := range map[string]time.Duration{"alertmanager.timeout": a.Timeout, "alertmanager.resend_interval": a.ResendInterval} {
+			if v.set(path) && val <= 0 {
+				v.add(path, "must be more than 0")
+			}
+		}
+	}
+	for i, w := range c.Webhooks {
+		if path := fmt.Sprintf("webhooks[%d].timeout", i); v.set(path) && w.Timeout <= 0 {
+			v.add(path, "must be more than 0")
+		}
 	}
 	// A written 0 would be read as unset and become 20.
 	if c.Slack != nil && v.set("slack.max_messages_per_cycle") && c.Slack.MaxMessagesPerCycle == 0 {

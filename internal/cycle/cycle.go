@@ -154,7 +154,20 @@ func (c *Cycle) Scan(ctx context.Context, now time.Time) (scan.Report, *model.Sn
 // policyInput is the decision's input; its Reason is set from the ledger
 // state the decision reads (reasons).
 func (c *Cycle) policyInput(rep scan.Report, now time.Time) policy.Input {
-	return policy.Input{Now: now, Findings: rep.Findings, Policies: c.Config.Policy, Routing: c.Config.Routing(), NewID: uuid.NewString}
+	return policy.Input{Now: now, Findings: rep.Findings, Policies: c.Config.Policy, Routing: c.Config.Routing(), NewID: uuid.NewString,
+		Resolves: c.Resolves()}
+}
+
+// Resolves names the action that tells each outlet an episode cleared,
+// as the outlets were registered (policy.Input.Resolves).
+func (c *Cycle) Resolves() map[model.ActionKind]model.ActionKind {
+	resolves := map[model.ActionKind]model.ActionKind{}
+	for kind, e := range c.Outlets {
+		if e.Resolve != "" {
+			resolves[kind] = e.Resolve
+		}
+	}
+	return resolves
 }
 
 // reasons says how episodes that scans no longer report cleared, from the

@@ -100,7 +100,7 @@ func connect(c *Cycle, client *slack.Client, k nudge.Kandev) {
 			RateLimited: c.Metrics.SlackRateLimited.Inc}
 	}
 	n := &nudge.Outlet{Kandev: k, Current: c.Current, Read: c.ReadTask}
-	c.Outlets = outlets.Register(s, n, &logline.Outlet{})
+	c.Outlets = outlets.Register(outlets.Set{Slack: s, Nudge: n, Log: &logline.Outlet{}})
 }
 
 // discardKandev takes every nudge and cancel and does nothing.

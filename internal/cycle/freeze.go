@@ -1,7 +1,6 @@
 package cycle
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/deliver"
@@ -35,7 +34,7 @@ func (c *Cycle) Freeze(p *model.Plan, st model.Ledger, rep scan.Report, now time
 		e := episodes[a.EpisodeID]
 		f, ok := findings[e.Identity]
 		if !ok {
-			f = StoredFinding(e)
+			f = policy.StoredFinding(e)
 		}
 		text := ""
 		if pol := c.Config.Policy[e.Kind]; pol != nil {
@@ -49,15 +48,4 @@ func (c *Cycle) Freeze(p *model.Plan, st model.Ledger, rep scan.Report, now time
 		}
 		a.Body = body
 	}
-}
-
-// StoredFinding is the finding an episode last saw (it is no longer in the
-// report: the episode is resolving).
-func StoredFinding(e model.Episode) scan.Finding {
-	var f scan.Finding
-	if json.Unmarshal([]byte(e.Finding), &f) != nil || f.Kind == "" {
-		f = scan.Finding{Kind: e.Kind, SessionID: e.SessionID, TaskID: e.TaskID, TaskTitle: e.TaskTitle, WorkspaceID: e.WorkspaceID}
-	}
-	f.SinceTime = e.Since
-	return f
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/robfig/cron/v3"
 	"go.uber.org/zap"
 
+	"github.com/watchdogd/watchdogd/internal/alertmanager"
 	"github.com/watchdogd/watchdogd/internal/app"
 	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/cycle"
@@ -54,11 +55,14 @@ type daemon struct {
 	holder string
 
 	// mu serialises cycles and reloads.
-	mu       sync.Mutex
-	cfg      atomic.Pointer[config.Config]
-	cycle    *cycle.Cycle
-	reader   *lazyReader
-	store    atomic.Pointer[ledger.Store]
+	mu     sync.Mutex
+	cfg    atomic.Pointer[config.Config]
+	cycle  *cycle.Cycle
+	reader *lazyReader
+	store  atomic.Pointer[ledger.Store]
+	// alerts is the Alertmanager outlet the resends go through (nil
+	// without an alertmanager: block).
+	alerts   atomic.Pointer[alertmanager.Outlet]
 	storeURL string
 	lease    *leaseKeeper
 	work     context.Context
@@ -161,6 +165,7 @@ func (d *daemon) start(work context.Context, cfg *config.Config) error {
 	d.schedule(sched)
 	d.sched.Start()
 	go d.job.Run()
+	go d.resendAlerts(work)
 	return nil
 }
 
@@ -224,6 +229,7 @@ func (d *daemon) install(cfg *config.Config, src app.Sources) error {
 		c.Continue(d.cycle)
 	}
 	d.cycle = c
+	d.alerts.Store(alertsOf(c.Outlets))
 	d.cfg.Store(cfg)
 	d.src = src
 	for _, r := range retired {

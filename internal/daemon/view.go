@@ -153,7 +153,7 @@ func newView(open []model.Episode, silences []policy.Silence, baseURL string, no
 
 // episodeOf is one open episode as the page and the API show it.
 func episodeOf(e model.Episode, silences []policy.Silence, baseURL string, now time.Time) episodeView {
-	f := cycle.StoredFinding(e)
+	f := policy.StoredFinding(e)
 	v := episodeView{ID: e.ID, Kind: e.Kind, SessionID: e.SessionID, TaskID: e.TaskID, TaskTitle: e.TaskTitle,
 		WorkspaceID: e.WorkspaceID, TurnID: e.TurnID, PendingID: e.PendingID, Since: kandevtime.RFC3339(e.Since),
 		AgeSeconds: max(0, int64(now.Sub(e.Since)/time.Second)), Link: f.Link}

@@ -59,8 +59,8 @@ func Settle(a model.Action, s Sent, now time.Time) model.Outcome {
 		return released(a, now, msg)
 	}
 	wait := Backoff(a.Attempts)
-	if v.RateLimited && v.After > 0 {
-		wait = v.After // the service said exactly how long
+	if v.After > 0 {
+		wait = v.After // the service said exactly how long (Retry-After)
 	}
 	return model.Outcome{State: model.StatePending, NextAttempt: now.Add(wait), Error: msg, Uncertain: v.Uncertain || a.Uncertain}
 }

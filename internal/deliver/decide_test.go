@@ -108,6 +108,10 @@ func TestSettle(t *testing.T) {
 			a: third, s: Error(errors.New("ratelimited"), Verdict{Retry: true, RateLimited: true, After: 42 * time.Second}),
 			want:   model.Outcome{State: model.StatePending, NextAttempt: noon.Add(42 * time.Second), Error: "ratelimited"},
 			result: model.ResultRetried},
+		{name: "a 503 with Retry-After waits what it says, and may have landed",
+			a: third, s: Error(errors.New("503"), Verdict{Retry: true, Uncertain: true, After: 90 * time.Second}),
+			want:   model.Outcome{State: model.StatePending, NextAttempt: noon.Add(90 * time.Second), Error: "503", Uncertain: true},
+			result: model.ResultRetried},
 		{name: "a 429 without Retry-After backs off",
 			a: third, s: Error(errors.New("ratelimited"), Verdict{Retry: true, RateLimited: true}),
 			want:   model.Outcome{State: model.StatePending, NextAttempt: noon.Add(20 * time.Second), Error: "ratelimited"},
@@ -188,6 +192,32 @@ func TestBackoff(t *testing.T) {
 	} {
 		if got := Backoff(attempt); got != want {
 			t.Errorf("Backoff(%d) = %s, want %s", attempt, got, want)
+		}
+	}
+}
+
+// TestFences: which attempts re-check their finding before they go.
+func TestFences(t *testing.T) {
+	step, resolve := model.Action{Seq: "step/0"}, model.Action{Seq: "resolve/webhook/ops"}
+	nudge := Entry{Fenced: true}
+	hook := Entry{Fenced: true, Keyed: true}
+	cases := []struct {
+		name   string
+		entry  Entry
+		a      model.Action
+		landed bool
+		want   bool
+	}{
+		{"a first attempt at a fenced outlet", nudge, step, false, true},
+		{"a retry that may have landed, no key to dedupe on: fenced (a second nudge would be a new one)", nudge, step, true, true},
+		{"a first attempt at a keyed outlet", hook, step, false, true},
+		{"a keyed retry that may have landed: completed with its key, not superseded", hook, step, true, false},
+		{"a resolve: never (its finding is gone by design)", hook, resolve, false, false},
+		{"an unfenced outlet (it fences itself)", Entry{}, step, false, false},
+	}
+	for _, c := range cases {
+		if got := Fences(c.entry, c.a, c.landed); got != c.want {
+			t.Errorf("%s: Fences = %v, want %v", c.name, got, c.want)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -91,15 +92,16 @@ func (d *Deliverer) held(ctx context.Context, r *run, due model.Due) (bool, stri
 	if deferred, why := policy.Deferred(due.Episode, r.silences, d.Quiet, d.Now()); deferred {
 		return true, why
 	}
-	gate, ok := r.gates[due.Channel]
+	lane := e.Lane + due.Channel
+	gate, ok := r.gates[lane]
 	var gateErr error
 	if !ok {
-		if gate, gateErr = d.Store.GateUntil(ctx, due.Channel); gateErr == nil {
-			r.gates[due.Channel] = gate
+		if gate, gateErr = d.Store.GateUntil(ctx, lane); gateErr == nil {
+			r.gates[lane] = gate
 		}
 	}
 	held, why, overBudget := Held(Holding{Episode: due.Episode, Silences: r.silences, Quiet: d.Quiet, Gate: gate, GateErr: gateErr,
-		Sent: r.sent[due.Channel], Budget: budget(e), Now: d.Now()})
+		Sent: r.sent[lane], Budget: budget(e), Now: d.Now()})
 	if overBudget && e.RateLimited != nil {
 		e.RateLimited()
 	}
@@ -220,7 +222,7 @@ func (d *Deliverer) attempt(ctx context.Context, r *run, cl model.Claim, e model
 			return Settle(a, s, now)
 		}
 	}
-	if entry.Fenced {
+	if Fences(entry, a, at.MayHaveLanded) {
 		if !e.ResolvedAt.IsZero() {
 			return model.Outcome{State: model.StateSuperseded, Error: "the episode resolved before delivery"}
 		}
@@ -234,8 +236,9 @@ func (d *Deliverer) attempt(ctx context.Context, r *run, cl model.Claim, e model
 		}
 		at.Current = f
 	}
+	lane := entry.Lane + a.Channel
 	if entry.Paced {
-		r.sent[a.Channel]++
+		r.sent[lane]++
 	}
 	s := entry.Outlet.Send(ctx, at)
 	if s.Outcome == nil && s.Verdict.RateLimited && entry.Paced {
@@ -243,10 +246,27 @@ func (d *Deliverer) attempt(ctx context.Context, r *run, cl model.Claim, e model
 			entry.RateLimited()
 		}
 		until := now.Add(max(s.Verdict.After, time.Second))
-		r.gates[a.Channel] = until
-		if err := d.Store.CloseGate(ctx, a.Channel, until); err != nil {
+		r.gates[lane] = until
+		if err := d.Store.CloseGate(ctx, lane, until); err != nil {
 			log.Error("record the channel's Retry-After", zap.Error(err))
 		}
 	}
 	return Settle(a, s, now)
+}
+
+// Resolving says whether a is a resolve: it tells an outlet that its
+// episode cleared, so it is never fenced on the finding (which no longer
+// holds by then).
+func Resolving(a model.Action) bool {
+	return a.Seq == "resolve" || strings.HasPrefix(a.Seq, "resolve/")
+}
+
+// Fences says whether an attempt at a re-checks its finding first and is
+// superseded when it no longer holds. A resolve never is. Nor is an
+// attempt at a keyed outlet that may already have landed: its receiver may
+// hold it, so it is completed with its key (the receiver deduplicates)
+// rather than recorded as never sent — and its resolve, which waits for
+// it, then follows it.
+func Fences(entry Entry, a model.Action, mayHaveLanded bool) bool {
+	return entry.Fenced && !Resolving(a) && (!entry.Keyed || !mayHaveLanded)
 }

@@ -151,6 +151,11 @@ type Entry struct {
 	// Paced: silences and quiet hours hold its actions, and a channel's
 	// Retry-After closes the channel to them (Slack).
 	Paced bool
+	// Lane prefixes a paced outlet's channel where its gate and budget are
+	// kept, so that outlets whose channels are named alike ("ops": a Slack
+	// channel, a webhook) never close each other's. Slack's is "" (its
+	// gates are stored under the bare channel).
+	Lane string
 	// Budget, when set, bounds a paced outlet's actions per channel per
 	// cycle (slack.max_messages_per_cycle), read as each cycle delivers.
 	Budget func() int
@@ -160,9 +165,18 @@ type Entry struct {
 	// Fenced: right before each attempt the protocol re-reads kandev and
 	// supersedes the action when its finding no longer holds or its
 	// episode resolved. An outlet that fences itself (a cancel whose
-	// nudge stays owed after the cancel cleared the finding) or that acts
-	// on a resolve is not fenced here.
+	// nudge stays owed after the cancel cleared the finding) is not fenced
+	// here, and a resolve never is (Resolving).
 	Fenced bool
+	// Keyed: the receiver deduplicates on the action key, and there is no
+	// evidence to look for (a webhook). An attempt that may have landed is
+	// sent again with its key — at least once — even when its finding has
+	// cleared since.
+	Keyed bool
+	// Resolve is the action kind that tells this outlet an episode it
+	// heard of cleared ("" for none; Slack's edit is decided apart). The
+	// policy decides one per channel the outlet sent a step to.
+	Resolve model.ActionKind
 }
 
 // Registry maps each action kind to its outlet.

@@ -13,7 +13,7 @@ import (
 // leaves the rest to Transport.
 type Verdict struct {
 	Retry bool
-	// After is a server-imposed wait (Slack's Retry-After), zero when none.
+	// After is a server-imposed wait (Retry-After), zero when none.
 	After time.Duration
 	// Uncertain: the request may have been processed (a timeout, a 5xx, a
 	// dropped connection). The next attempt looks for evidence first.

@@ -28,7 +28,9 @@ import (
 //   - the step sent (or maybe sent) last, by when: repeats are measured
 //     from it;
 //   - the newest failed action that was to tell someone (the one `episodes
-//     retry` queues again).
+//     retry` queues again);
+//   - the first step sent (or maybe sent) to each outlet and channel: a
+//     resolve tells that outlet the episode cleared, in reply to it.
 //
 // The newest action (the status page's "last action") is among them: it is
 // the newest of its family.
@@ -59,12 +61,13 @@ FROM actions a JOIN (
         WHERE f.key = a.parent_key AND f.state IN ('failed', 'superseded'))) THEN 1 ELSE 0 END AS top_level, ` + sentStep + ` AS sent, ` + failedToTell + ` AS failed,
       ROW_NUMBER() OVER (PARTITION BY a.episode_id, ` + s.family() + ` ORDER BY a.created_us DESC, a.key DESC) AS newest_of_family,
       ROW_NUMBER() OVER (PARTITION BY a.episode_id, ` + sentStep + ` ORDER BY a.updated_us DESC, a.key DESC) AS last_sent,
-      ROW_NUMBER() OVER (PARTITION BY a.episode_id, ` + failedToTell + ` ORDER BY a.created_us DESC, a.key DESC) AS newest_failed
+      ROW_NUMBER() OVER (PARTITION BY a.episode_id, ` + failedToTell + ` ORDER BY a.created_us DESC, a.key DESC) AS newest_failed,
+      ROW_NUMBER() OVER (PARTITION BY a.episode_id, a.action, a.channel, ` + sentStep + ` ORDER BY a.created_us, a.key) AS first_sent_to
     FROM actions a
     WHERE EXISTS (SELECT 1 FROM episodes e WHERE e.id = a.episode_id AND e.resolved_us IS NULL)
   ) w
   WHERE w.state IN ('pending', 'claimed') OR w.top_level = 1 OR w.newest_of_family = 1
-    OR (w.last_sent = 1 AND w.sent) OR (w.newest_failed = 1 AND w.failed)
+    OR (w.last_sent = 1 AND w.sent) OR (w.newest_failed = 1 AND w.failed) OR (w.first_sent_to = 1 AND w.sent)
 ) k ON k.key = a.key
 ORDER BY a.created_us, a.key`
 }

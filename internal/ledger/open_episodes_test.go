@@ -20,15 +20,22 @@ import (
 const simSlack = `slack:
   token_file: /x
   default_channel: C1
+webhooks:
+  - {name: ops, url: "https://hooks.example/ops", secret_file: /x}
+  - {name: audit, url: "https://hooks.example/audit", secret_file: /x}
+alertmanager:
+  urls: ["http://alertmanager:9093"]
 `
 
 // simPolicy is the shipped ladders plus a nudge ladder and a repeated
 // stall, so that the simulation has multi-step ladders that repeat, and
-// actions that are not Slack posts.
+// actions that are not Slack posts: a webhook and an alert whose first
+// step a resolve replies to, long after later steps.
 const simPolicy = simSlack + `policy:
   stalled_turn:
     steps:
-      - {after: 0s, action: slack}
+      - {after: 0s, action: webhook, webhook: ops}
+      - {after: 5m, action: slack}
       - {after: 30m, action: slack, mention: true}
     repeat_every: 45m
   interrupted_session:
@@ -46,9 +53,10 @@ const simPolicy = simSlack + `policy:
 const simPolicyEdited = simSlack + `policy:
   stalled_turn:
     steps:
-      - {after: 0s, action: slack}
+      - {after: 0s, action: alertmanager}
       - {after: 10m, action: cancel_and_nudge}
       - {after: 20m, action: slack, mention: true}
+      - {after: 25m, action: webhook, webhook: audit}
   interrupted_session:
     steps:
       - {after: 0s, action: slack}
@@ -145,8 +153,9 @@ func TestOpenStateDecidesAsTheFullHistory(t *testing.T) {
 					in := func() policy.Input {
 						next := ids
 						return policy.Input{Now: now, Findings: findings, Policies: cfg.Policy, Routing: cfg.Routing(),
-							Reason: func(model.Episode) string { return "cleared" },
-							NewID:  func() string { next++; return fmt.Sprintf("ep-%06d", next) }}
+							Resolves: map[model.ActionKind]model.ActionKind{model.ActionWebhook: model.ActionWebhook, model.ActionAlertmanager: model.ActionAlertmanager},
+							Reason:   func(model.Episode) string { return "cleared" },
+							NewID:    func() string { next++; return fmt.Sprintf("ep-%06d", next) }}
 					}
 					st, err := s.PeekFor(ctx, func(st model.Ledger) []string { return policy.Wanted(st, in()) })
 					if err != nil {

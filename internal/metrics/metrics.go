@@ -33,6 +33,7 @@ type Metrics struct {
 	Actions             *prometheus.CounterVec
 	ActionDelivery      *prometheus.HistogramVec
 	SlackRateLimited    prometheus.Counter
+	AlertResends        *prometheus.CounterVec
 	MalformedMetadata   prometheus.Gauge
 	// UnparseableTimestamps counts values, not rows, as the snapshot
 	// lists them: those in no shape kandev writes and those too far in
@@ -73,6 +74,8 @@ func New(reg prometheus.Registerer, version string) *Metrics {
 			Help: "Time to deliver one action, by action.", Buckets: prometheus.ExponentialBuckets(0.01, 2, 12)}, []string{"action"}),
 		SlackRateLimited: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "slack_rate_limited_total",
 			Help: "Slack 429 answers, and actions held back by the per-cycle budget (slack.max_messages_per_cycle). Actions waiting out a Retry-After are counted deferred."}),
+		AlertResends: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "alertmanager_resends_total",
+			Help: "Resends of every open episode's alert to Alertmanager (each alertmanager.resend_interval, on the leader), by result (success or error)."}, []string{"result"}),
 		MalformedMetadata: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "malformed_metadata_rows",
 			Help: "Rows of kandev's tables kandev itself cannot read (metadata it cannot parse, or a NULL id), in the last scan."}),
 		UnparseableTimestamps: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "unparseable_timestamps",
@@ -85,7 +88,7 @@ func New(reg prometheus.Registerer, version string) *Metrics {
 			Help: "Unix time of the last successful configuration load."}),
 	}
 	reg.MustRegister(m.BuildInfo, m.Scans, m.ScanDuration, m.LastSuccessfulScan, m.LastSuccessfulCycle, m.SessionsScanned, m.Findings,
-		m.OldestFindingAge, m.EpisodesOpen, m.EpisodesUntold, m.Actions, m.ActionDelivery, m.SlackRateLimited, m.MalformedMetadata,
+		m.OldestFindingAge, m.EpisodesOpen, m.EpisodesUntold, m.Actions, m.ActionDelivery, m.SlackRateLimited, m.AlertResends, m.MalformedMetadata,
 		m.UnparseableTimestamps, m.Leader, m.ReloadSuccess, m.ReloadTimestamp)
 	m.BuildInfo.WithLabelValues(version, runtime.Version()).Set(1)
 	m.precreate()
@@ -97,6 +100,7 @@ func New(reg prometheus.Registerer, version string) *Metrics {
 func (m *Metrics) precreate() {
 	for _, r := range []string{"success", "error"} {
 		m.Scans.WithLabelValues(r)
+		m.AlertResends.WithLabelValues(r)
 	}
 	for _, k := range model.Kinds {
 		m.Findings.WithLabelValues(string(k))

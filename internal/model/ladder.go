@@ -16,8 +16,9 @@ type Policy struct {
 	Text        string        `yaml:"text"`
 }
 
-// ResolveEnabled says whether a resolve edits the first message (the
-// default).
+// ResolveEnabled says whether an episode that clears says so (the
+// default): Slack's first message is edited, an alert ends, a webhook hears
+// "resolved".
 func (p *Policy) ResolveEnabled() bool { return p.Resolve == nil || *p.Resolve }
 
 // Step is one rung: after a delay from the episode's since, do an action.
@@ -25,6 +26,9 @@ type Step struct {
 	After   time.Duration `yaml:"after"`
 	Action  ActionKind    `yaml:"action"`
 	Mention bool          `yaml:"mention"`
+	// Webhook names the webhook a webhook step posts to (the config fills
+	// it in when only one exists).
+	Webhook string `yaml:"webhook"`
 }
 
 // DefaultPolicy is a kind's ladder when the config gives none: Slack for

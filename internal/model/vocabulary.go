@@ -99,14 +99,16 @@ const (
 	ActionNudge          ActionKind = "nudge"
 	ActionCancelAndNudge ActionKind = "cancel_and_nudge"
 	ActionLog            ActionKind = "log"
+	ActionAlertmanager   ActionKind = "alertmanager"
+	ActionWebhook        ActionKind = "webhook"
 )
 
 // ActionKinds lists every action kind.
-var ActionKinds = []ActionKind{ActionSlack, ActionSlackUpdate, ActionNudge, ActionCancelAndNudge, ActionLog}
+var ActionKinds = []ActionKind{ActionSlack, ActionSlackUpdate, ActionNudge, ActionCancelAndNudge, ActionLog, ActionAlertmanager, ActionWebhook}
 
 // StepActions are the actions a configured step may take: each has an
 // outlet registered for it.
-var StepActions = []ActionKind{ActionSlack, ActionNudge, ActionCancelAndNudge, ActionLog}
+var StepActions = []ActionKind{ActionSlack, ActionNudge, ActionCancelAndNudge, ActionLog, ActionAlertmanager, ActionWebhook}
 
 // StepActionNames lists StepActions in words: "slack, nudge, … or log".
 func StepActionNames() string {

@@ -72,7 +72,7 @@ func TestActionKinds(t *testing.T) {
 			t.Errorf("StepActionNames() %q leaves out %s", StepActionNames(), a)
 		}
 	}
-	if got, want := StepActionNames(), "slack, nudge, cancel_and_nudge or log"; got != want {
+	if got, want := StepActionNames(), "slack, nudge, cancel_and_nudge, log, alertmanager or webhook"; got != want {
 		t.Errorf("StepActionNames() = %q, want %q", got, want)
 	}
 }

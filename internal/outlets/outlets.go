@@ -3,28 +3,46 @@
 package outlets
 
 import (
+	"github.com/watchdogd/watchdogd/internal/alertmanager"
 	"github.com/watchdogd/watchdogd/internal/deliver"
 	"github.com/watchdogd/watchdogd/internal/logline"
 	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/nudge"
 	"github.com/watchdogd/watchdogd/internal/slack"
+	"github.com/watchdogd/watchdogd/internal/webhook"
 )
 
+// Set is the outlets built for one config; an outlet the config does not
+// use is nil.
+type Set struct {
+	// Slack is nil without a slack: block: an action decided for Slack
+	// before the block was removed then fails, saying so.
+	Slack        *slack.Outlet
+	Nudge        *nudge.Outlet
+	Log          *logline.Outlet
+	Alertmanager *alertmanager.Outlet
+	Webhook      *webhook.Outlet
+}
+
 // Register is where each outlet is registered for its action kinds, with
-// how the protocol treats them. s is nil without a slack: block: an action
-// decided for Slack before the block was removed then fails, saying so. A
-// new outlet is a package and a line here.
-func Register(s *slack.Outlet, n *nudge.Outlet, l *logline.Outlet) deliver.Registry {
+// how the protocol treats them. A new outlet is a package and a line here.
+func Register(s Set) deliver.Registry {
 	reg := deliver.Registry{}
-	reg.Register(model.ActionNudge, deliver.Entry{Outlet: n, Fenced: true})
-	reg.Register(model.ActionCancelAndNudge, deliver.Entry{Outlet: n}) // fences itself
-	reg.Register(model.ActionLog, deliver.Entry{Outlet: l, Fenced: true})
-	if s == nil {
+	reg.Register(model.ActionNudge, deliver.Entry{Outlet: s.Nudge, Fenced: true})
+	reg.Register(model.ActionCancelAndNudge, deliver.Entry{Outlet: s.Nudge}) // fences itself
+	reg.Register(model.ActionLog, deliver.Entry{Outlet: s.Log, Fenced: true})
+	if s.Alertmanager != nil {
+		reg.Register(model.ActionAlertmanager, deliver.Entry{Outlet: s.Alertmanager, Fenced: true, Resolve: model.ActionAlertmanager})
+	}
+	if s.Webhook != nil {
+		reg.Register(model.ActionWebhook, deliver.Entry{Outlet: s.Webhook, Paced: true, Lane: "webhook:", Fenced: true, Keyed: true, Resolve: model.ActionWebhook})
+	}
+	if s.Slack == nil {
 		reg.Register(model.ActionSlack, deliver.Entry{Outlet: slack.Unconfigured{}, Fenced: true})
 		reg.Register(model.ActionSlackUpdate, deliver.Entry{Outlet: slack.Unconfigured{}})
 		return reg
 	}
-	reg.Register(model.ActionSlack, deliver.Entry{Outlet: s, Paced: true, Fenced: true, Budget: s.Budget, RateLimited: s.RateLimited})
-	reg.Register(model.ActionSlackUpdate, deliver.Entry{Outlet: s, Paced: true, Budget: s.Budget, RateLimited: s.RateLimited}) // says it cleared: not fenced
+	reg.Register(model.ActionSlack, deliver.Entry{Outlet: s.Slack, Paced: true, Fenced: true, Budget: s.Slack.Budget, RateLimited: s.Slack.RateLimited})
+	reg.Register(model.ActionSlackUpdate, deliver.Entry{Outlet: s.Slack, Paced: true, Budget: s.Slack.Budget, RateLimited: s.Slack.RateLimited}) // says it cleared: not fenced
 	return reg
 }

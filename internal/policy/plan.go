@@ -31,6 +31,10 @@ type Input struct {
 	Reason func(model.Episode) string
 	// NewID mints episode ids.
 	NewID func() string
+	// Resolves names, for each step action kind other than Slack's (whose
+	// resolve edits its first message), the action that tells an outlet
+	// an episode cleared; a kind without one is told nothing.
+	Resolves map[model.ActionKind]model.ActionKind
 }
 
 // Identity matches a finding to its episode across cycles: kind, session,
@@ -144,7 +148,7 @@ func (p *planner) refresh(e model.Episode, f scan.Finding) {
 	p.plan.Refresh = append(p.plan.Refresh, model.Refresh{ID: e.ID, Kind: e.Kind, KindChanges: e.KindChanges,
 		TaskTitle: f.TaskTitle, LastSeen: p.in.Now, Finding: e.Finding})
 	if newStep := p.steps(e); flipped && !newStep && firstSlack(e, nil) != nil {
-		p.decide(e, fmt.Sprintf("kind/%d", e.KindChanges), 0, 0, model.ActionSlack, false)
+		p.decide(e, fmt.Sprintf("kind/%d", e.KindChanges), 0, 0, model.Step{Action: model.ActionSlack})
 	}
 }
 
@@ -161,7 +165,7 @@ func (p *planner) steps(e model.Episode) bool {
 	if actionBySeq(e, seq) == nil && RepeatCovered(occ, pol, lastStepSent(e)) {
 		return false
 	}
-	p.decide(e, seq, occ.Step, occ.Repeat, step.Action, step.Mention)
+	p.decide(e, seq, occ.Step, occ.Repeat, step)
 	return actionBySeq(e, seq) == nil
 }
 
@@ -198,13 +202,14 @@ func Wanted(st model.Ledger, in Input) []string {
 	return keys
 }
 
-// decide adds one decision. A step already stored is decided again only
-// to compare digests: it goes into the plan when the digest changed (a
-// conflict, for the ledger to count), not when it is the same.
-func (p *planner) decide(e model.Episode, seq string, step, repeat int, action model.ActionKind, mention bool) {
-	kind := actionKind(action, e.Kind, p.in.Routing != nil)
+// decide adds one decision: what step (its index and repeat) says. A step
+// already stored is decided again only to compare digests: it goes into the
+// plan when the digest changed (a conflict, for the ledger to count), not
+// when it is the same.
+func (p *planner) decide(e model.Episode, seq string, index, repeat int, step model.Step) {
+	kind := actionKind(step.Action, e.Kind, p.in.Routing != nil)
 	key := Key(e.ID, seq)
-	a := model.Action{Key: key, EpisodeID: e.ID, Seq: seq, Step: step, Repeat: repeat, Kind: kind,
+	a := model.Action{Key: key, EpisodeID: e.ID, Seq: seq, Step: index, Repeat: repeat, Kind: kind,
 		CreatedAt: p.in.Now, NextAttempt: p.in.Now}
 	existing := actionBySeq(e, seq)
 	if existing != nil {
@@ -225,11 +230,14 @@ func (p *planner) decide(e model.Episode, seq string, step, repeat int, action m
 			}
 		}
 	}
-	if kind == model.ActionSlack {
+	switch kind {
+	case model.ActionSlack:
 		a.Channel, a.Mention = Route(*p.in.Routing, e)
-		if !mention {
+		if !step.Mention {
 			a.Mention = ""
 		}
+	case step.Action: // as configured: to the step's webhook, if any
+		a.Channel = step.Webhook
 	}
 	a.Digest = Digest(a, e.Identity)
 	if existing != nil && existing.Digest == a.Digest {
@@ -242,57 +250,13 @@ func (p *planner) decide(e model.Episode, seq string, step, repeat int, action m
 	p.plan.Actions = append(p.plan.Actions, a)
 }
 
-func (p *planner) missing(e model.Episode) {
-	since := e.MissingSince
-	if since.IsZero() {
-		since = p.in.Now
-		p.plan.Missing = append(p.plan.Missing, model.Missing{ID: e.ID, Since: since})
-	}
-	if p.in.Now.Sub(since) < p.policy(e.Kind).ResolveHold {
-		return // damp flapping: not gone for long enough
-	}
-	p.plan.Resolve = append(p.plan.Resolve, model.Resolve{ID: e.ID, At: p.in.Now, Reason: p.in.Reason(e)})
-	for _, a := range e.Actions {
-		if a.State == model.StatePending && !a.Uncertain {
-			p.plan.Supersede = append(p.plan.Supersede, a.Key)
-		}
-	}
-	// Edit the first message in place when it was (or may have been) sent.
-	// A first message that never went out resolves silently.
-	first := firstSlack(e, nil)
-	if first == nil || !p.policy(e.Kind).ResolveEnabled() || p.in.Routing == nil {
-		return
-	}
-	mayHaveLanded := first.State == model.StateDelivered || first.State == model.StateClaimed || first.State == model.StatePending && first.Uncertain
-	if !mayHaveLanded {
-		return
-	}
-	a := model.Action{Key: Key(e.ID, "resolve"), EpisodeID: e.ID, Seq: "resolve", Kind: model.ActionSlackUpdate,
-		Channel: first.Channel, ParentKey: first.Key, CreatedAt: p.in.Now, NextAttempt: p.in.Now}
-	a.Digest = Digest(a, e.Identity)
-	p.plan.Actions = append(p.plan.Actions, a)
-}
-
-// firstSlack is the episode's first live Slack post: the message later
-// steps reply to and a resolve edits.
-func firstSlack(e model.Episode, excluded map[string]bool) *model.Action {
-	for i, a := range e.Actions {
-		if a.Kind != model.ActionSlack || excluded[a.Key] || a.State == model.StateSuperseded || a.State == model.StateFailed {
-			continue
-		}
-		return &e.Actions[i]
-	}
-	return nil
-}
-
 // lastStepSent is when the episode's newest step message went out, or may
 // have: delivered, in flight, or pending after an attempt that may have
 // landed.
 func lastStepSent(e model.Episode) time.Time {
 	var last time.Time
 	for _, a := range e.Actions {
-		sent := a.State == model.StateDelivered || a.State == model.StateClaimed || (a.State == model.StatePending && a.Uncertain)
-		if sent && strings.HasPrefix(a.Seq, "step/") && a.UpdatedAt.After(last) {
+		if mayHaveLanded(a) && strings.HasPrefix(a.Seq, "step/") && a.UpdatedAt.After(last) {
 			last = a.UpdatedAt
 		}
 	}
@@ -363,4 +327,15 @@ func ForceResolve(st model.Ledger, id string, in Input) (model.Plan, *model.Epis
 		}
 	}
 	return model.Plan{}, nil
+}
+
+// StoredFinding is the finding an episode last saw, as findingJSON stored
+// it (it is no longer in the report: the episode is resolving).
+func StoredFinding(e model.Episode) scan.Finding {
+	var f scan.Finding
+	if json.Unmarshal([]byte(e.Finding), &f) != nil || f.Kind == "" {
+		f = scan.Finding{Kind: e.Kind, SessionID: e.SessionID, TaskID: e.TaskID, TaskTitle: e.TaskTitle, WorkspaceID: e.WorkspaceID}
+	}
+	f.SinceTime = e.Since
+	return f
 }

@@ -53,7 +53,21 @@ secrets.existingSecretKeys says it holds. Renders "true" or nothing.
 {{- if $s.kandevToken }}true{{ end -}}
 {{- else if eq .key "slackToken" -}}
 {{- if $s.slackToken }}true{{ end -}}
+{{- else if eq .key "alertmanagerPassword" -}}
+{{- if $s.alertmanagerPassword }}true{{ end -}}
+{{- else if eq .key "alertmanagerCredentials" -}}
+{{- if $s.alertmanagerCredentials }}true{{ end -}}
 {{- else -}}
+true
+{{- end -}}
+{{- end -}}
+
+{{/* Whether the Secret holds webhook .name's secret: "true" or nothing. */}}
+{{- define "watchdogd.hasWebhookSecret" -}}
+{{- $s := .root.Values.secrets -}}
+{{- if $s.existingSecret -}}
+{{- if has .name (default list (get (default dict $s.existingSecretKeys) "webhooks")) }}true{{ end -}}
+{{- else if hasKey (default dict $s.webhookSecrets) .name -}}
 true
 {{- end -}}
 {{- end -}}
@@ -101,6 +115,34 @@ that secrets come from mounted files and never sit in the ConfigMap.
 {{- $s := default dict (get $c "slack") -}}
 {{- $_ := set $s "token_file" (printf "%s/slack-token" $secrets) -}}
 {{- $_ := set $c "slack" $s -}}
+{{- end -}}
+{{- if hasKey $c "alertmanager" -}}
+{{- $am := default dict (get $c "alertmanager") -}}
+{{- $hc := default dict (get $am "http_config") -}}
+{{- if include "watchdogd.hasSecret" (dict "root" . "key" "alertmanagerPassword") -}}
+{{- $ba := default dict (get $hc "basic_auth") -}}
+{{- $_ := set $ba "password_file" (printf "%s/alertmanager-password" $secrets) -}}
+{{- $_ := set $hc "basic_auth" $ba -}}
+{{- end -}}
+{{- if include "watchdogd.hasSecret" (dict "root" . "key" "alertmanagerCredentials") -}}
+{{- $au := default dict (get $hc "authorization") -}}
+{{- $_ := set $au "credentials_file" (printf "%s/alertmanager-credentials" $secrets) -}}
+{{- $_ := set $hc "authorization" $au -}}
+{{- end -}}
+{{- if $hc -}}
+{{- $_ := set $am "http_config" $hc -}}
+{{- end -}}
+{{- $_ := set $c "alertmanager" $am -}}
+{{- end -}}
+{{- if hasKey $c "webhooks" -}}
+{{- $hooks := list -}}
+{{- range $w := (get $c "webhooks") -}}
+{{- if and (not (hasKey $w "secret_file")) (include "watchdogd.hasWebhookSecret" (dict "root" $ "name" $w.name)) -}}
+{{- $_ := set $w "secret_file" (printf "%s/webhook-%s" $secrets $w.name) -}}
+{{- end -}}
+{{- $hooks = append $hooks $w -}}
+{{- end -}}
+{{- $_ := set $c "webhooks" $hooks -}}
 {{- end -}}
 {{- $h := default dict (get $c "http") -}}
 {{- $_ := set $h "listen" (printf "0.0.0.0:%d" (int .Values.service.port)) -}}
