@@ -7,6 +7,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/watchdogd/watchdogd/internal/config"
 )
 
 const usage = `Usage: watchdogd <command> [flags]
@@ -29,6 +31,7 @@ Run "watchdogd <command> -h" for a command's flags.
 type parsed struct {
 	name string // the command, without its subcommand: how run errors are prefixed
 	cmd  command
+	log  config.Log // --log.level, --log.format
 }
 
 // newCommand is the command a name (and a subcommand) stands for; nil for
@@ -97,6 +100,7 @@ func parseArgs(args []string, stdout, stderr io.Writer) (parsed, int, bool) {
 	fs := flag.NewFlagSet(strings.TrimSpace("watchdogd "+p.name+" "+sub), flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	p.cmd.flags(fs)
+	logFlags(fs, &p.log)
 	pos, err := parseInterspersed(fs, rest)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -108,11 +112,33 @@ func parseArgs(args []string, stdout, stderr io.Writer) (parsed, int, bool) {
 		fmt.Fprintf(stderr, "%s: %v (see %s -h)\n", fs.Name(), err, fs.Name())
 		return p, exitUsage, false
 	}
+	if err := checkLog(p.log); err != nil {
+		fmt.Fprintf(stderr, "%s: %v (see %s -h)\n", fs.Name(), err, fs.Name())
+		return p, exitUsage, false
+	}
 	if err := p.cmd.args(pos); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
 		return p, exitUsage, false
 	}
 	return p, 0, true
+}
+
+// logFlags are the flags every command takes, as Prometheus spells them:
+// they override the config file's log: block, and a reload keeps them.
+func logFlags(fs *flag.FlagSet, l *config.Log) {
+	fs.StringVar(&l.Level, "log.level", "", "log level: debug, info, warn or error (overrides the config's log.level)")
+	fs.StringVar(&l.Format, "log.format", "", "log format: json or console (overrides the config's log.format)")
+}
+
+// checkLog refuses a log level or format the logger does not have.
+func checkLog(l config.Log) error {
+	if l.Level != "" && !slices.Contains([]string{"debug", "info", "warn", "error"}, l.Level) {
+		return usageError(fmt.Sprintf("--log.level %q: want debug, info, warn or error", l.Level))
+	}
+	if l.Format != "" && l.Format != "json" && l.Format != "console" {
+		return usageError(fmt.Sprintf("--log.format %q: want json or console", l.Format))
+	}
+	return nil
 }
 
 func isHelp(arg string) bool {

@@ -90,3 +90,29 @@ func TestParseArgs(t *testing.T) {
 		})
 	}
 }
+
+// TestLogFlagsOnEveryCommand: every command takes --log.level and
+// --log.format (Prometheus' spelling), anywhere among its arguments, and a
+// level or format the logger does not have is a usage error.
+func TestLogFlagsOnEveryCommand(t *testing.T) {
+	for _, line := range []string{"run", "run --once", "scan", "demo", "check-config a.yaml", "notify-test", "version",
+		"silence add --match kind=stalled_turn --for 1h --comment x", "silence list", "silence expire s-1",
+		"episodes list", "episodes show ep-1", "episodes resolve ep-1", "episodes retry"} {
+		args := append(strings.Fields(line), "--log.level=warn", "--log.format", "console")
+		var out, errb bytes.Buffer
+		p, _, ok := parseArgs(args, &out, &errb)
+		if !ok || p.log.Level != "warn" || p.log.Format != "console" {
+			t.Errorf("%s: ok=%v log=%+v stderr %q", line, ok, p.log, errb.String())
+		}
+	}
+	for args, want := range map[string]string{
+		"scan --log.level loud":     `watchdogd scan: --log.level "loud": want debug, info, warn or error (see watchdogd scan -h)`,
+		"run --log.format=logfmt":   `watchdogd run: --log.format "logfmt": want json or console (see watchdogd run -h)`,
+		"episodes list --log.level": "watchdogd episodes list: flag needs an argument: -log.level (see watchdogd episodes list -h)",
+	} {
+		var out, errb bytes.Buffer
+		if _, code, ok := parseArgs(strings.Fields(args), &out, &errb); ok || code != exitUsage || strings.TrimSpace(errb.String()) != want {
+			t.Errorf("%s: ok=%v code=%d stderr %q, want %q", args, ok, code, errb.String(), want)
+		}
+	}
+}
