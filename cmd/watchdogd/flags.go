@@ -17,7 +17,7 @@ Commands:
   run                               run the watchdog daemon (--once: one cycle; --dry-run: decide, send nothing)
   scan                              read kandev once and print the findings (no ledger, no sending)
   check-config FILE…                check config files: SUCCESS or FAILED with every problem
-  silence add|list|expire           mute matching episodes on the ledger (like amtool)
+  silence add|list|query|expire     mute matching episodes on the ledger (like amtool)
   episodes list|show|resolve|retry  list episodes, show one, force-resolve one, or retry failed sends
   notify-test                       post one test message through the configured Slack route
   demo                              run one cycle on a built-in demo database and show what would be sent
@@ -52,7 +52,7 @@ func newCommand(name, sub string) command {
 		return &versionCmd{}
 	case "silence add":
 		return &silenceAddCmd{}
-	case "silence list":
+	case "silence list", "silence query": // query: amtool's spelling
 		return &silenceListCmd{}
 	case "silence expire":
 		return &silenceExpireCmd{}
@@ -150,7 +150,7 @@ func isHelp(arg string) bool {
 func subcommands(command string) string {
 	switch command {
 	case "silence":
-		return "add|list|expire"
+		return "add|list|query|expire"
 	case "episodes":
 		return "list|show|resolve|retry"
 	}
@@ -178,12 +178,13 @@ func takeSub(command string, rest []string, subs string, stdout, stderr io.Write
 // subUsage is the help of a command with subcommands.
 func subUsage(command string) string {
 	lines := map[string]string{
-		"silence": `  add --match key=value… --for DURATION --comment TEXT  mute matching episodes (like amtool)
-  list [--all]                                         active silences (--all: expired ones too)
+		"silence": `  add --match key=value… --for DURATION --comment TEXT  mute matching episodes (like amtool; --duration is --for)
+  list [--all] [--output json]                         active silences (--all: expired ones too)
+  query                                                the same as list (amtool's spelling)
   expire ID                                            end a silence now
 `,
-		"episodes": `  list [--open] [--limit N]  episodes, newest first
-  show ID                    one episode with every action: what was sent, where, when, how it ended
+		"episodes": `  list [--open] [--limit N] [--output json]  episodes, newest first
+  show ID [--output json]    one episode with every action: what was sent, where, when, how it ended
   resolve ID                 close an episode by hand (the daemon then edits its Slack message)
   retry [ID]                 after fixing a token, channel or scope: send again what failed for
                              open episodes nobody was told of (or the one given)
