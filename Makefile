@@ -41,7 +41,7 @@ export GOTOOLCHAIN := local
 # them all once more for `make build` alone (84 s on 2 cores).
 export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
 
-.PHONY: all build dist image test-image test test-unit test-race fuzz lint demo chart chart-tools bench bench-quick test-faults soak clean
+.PHONY: all build dist image test-image lint-workflows test test-unit test-race fuzz lint demo chart chart-tools bench bench-quick test-faults soak clean
 
 all: build
 
@@ -97,6 +97,16 @@ test-image: image
 	  -engine '$(ENGINE_CMD)' -run-flags '$(IMAGE_RUN_FLAGS)' -image '$(IMAGE)' -name '$(IMAGE_TEST_NAME)' \
 	  -version '$(VERSION)' || status=$$?; \
 	for c in $(IMAGE_TEST_CONTAINERS); do $(ENGINE_CMD) rm -f $$c >/dev/null 2>&1 || true; done; exit $$status
+
+## lint-workflows: actionlint over .github/workflows (ci.yml, release.yml),
+## with shellcheck over their run: steps where it is installed (.ci/run
+## installs Debian's).
+ACTIONLINT_VERSION := v1.7.12
+lint-workflows: $(BIN)/actionlint
+	$(BIN)/actionlint -shellcheck="$$(command -v shellcheck || true)" -pyflakes= .github/workflows/*.yml
+
+$(BIN)/actionlint:
+	GOBIN=$(BIN) $(GO) install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
 
 ## test: everything CI runs — unit and integration tests against real SQLite
 ## and PostgreSQL, then the differential fuzzers for a short while, then the
