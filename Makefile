@@ -71,6 +71,10 @@ dist:
 ENGINE    ?= $(shell command -v podman >/dev/null 2>&1 && echo podman || { docker info >/dev/null 2>&1 && echo docker; } || echo podman)
 PODMAN_FLAGS ?= --runtime runc --cgroup-manager cgroupfs
 ENGINE_CMD = $(ENGINE) $(if $(filter podman,$(notdir $(ENGINE))),$(PODMAN_FLAGS))
+# VERSION once, as LDFLAGS took it: git describe --dirty again in a later
+# recipe would name the image and test it for a version its binary does
+# not have if a file changed meanwhile.
+VERSION   := $(VERSION)
 IMAGE     ?= watchdogd:$(VERSION)
 REVISION  ?= $(or $(shell $(GO) version -m $(BIN)/watchdogd 2>/dev/null | awk '$$2 == "vcs.revision" {print $$3}'),$(shell git rev-parse HEAD 2>/dev/null),unknown)
 IMAGE_CONTEXT := $(CURDIR)/.cache/image
@@ -92,11 +96,11 @@ IMAGE_TEST_CONTAINERS := $(addprefix $(IMAGE_TEST_NAME)-,version shell demo chec
 # unlimited and more than runc may set in a container here.
 IMAGE_RUN_FLAGS ?= --ulimit nofile=1024:1024 --ulimit nproc=1024:1024
 test-image: image
-	@for c in $(IMAGE_TEST_CONTAINERS); do $(ENGINE_CMD) rm -f $$c >/dev/null 2>&1 || true; done
-	@status=0; $(GO) test -count=1 -tags image -timeout 10m -v -run '^TestImage$$' ./hack/imagetest -args \
+	@cleanup() { for c in $(IMAGE_TEST_CONTAINERS); do $(ENGINE_CMD) rm -f $$c >/dev/null 2>&1 || true; done; }; \
+	cleanup; trap cleanup EXIT; trap 'exit 130' INT; trap 'exit 143' TERM; \
+	$(GO) test -count=1 -tags image -timeout 10m -v -run '^TestImage$$' ./hack/imagetest -args \
 	  -engine '$(ENGINE_CMD)' -run-flags '$(IMAGE_RUN_FLAGS)' -image '$(IMAGE)' -name '$(IMAGE_TEST_NAME)' \
-	  -version '$(VERSION)' || status=$$?; \
-	for c in $(IMAGE_TEST_CONTAINERS); do $(ENGINE_CMD) rm -f $$c >/dev/null 2>&1 || true; done; exit $$status
+	  -version '$(VERSION)'
 
 ## lint-workflows: actionlint over .github/workflows (ci.yml, release.yml),
 ## with shellcheck over their run: steps where it is installed (.ci/run

@@ -17,6 +17,7 @@ import (
 
 	"github.com/watchdogd/watchdogd/internal/kandevdb"
 	"github.com/watchdogd/watchdogd/internal/slacktest"
+	"github.com/watchdogd/watchdogd/internal/testca"
 	"github.com/watchdogd/watchdogd/internal/testport"
 )
 
@@ -50,10 +51,13 @@ func TestImage(t *testing.T) {
 		t.Fatalf("demo: %s", r)
 	}
 
-	serverTLS, caPEM := testCA(t)
-	slack := slacktest.NewTLSConfig(slackToken, serverTLS)
+	ca, err := testca.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	slack := slacktest.NewTLSConfig(slackToken, ca.ServerConfig())
 	t.Cleanup(slack.Close)
-	w := newWorld(t, slack.APIURL(), caPEM)
+	w := newWorld(t, slack.APIURL(), ca.CertPEM)
 
 	if r := e.runOnce("check", w.mounts("none"), "check-config", "/etc/watchdogd/config/watchdogd.yaml"); r.code != 0 ||
 		!strings.Contains(r.stdout, "SUCCESS: /etc/watchdogd/config/watchdogd.yaml") {
