@@ -78,11 +78,15 @@ VERSION   := $(VERSION)
 IMAGE     ?= watchdogd:$(VERSION)
 REVISION  ?= $(or $(shell $(GO) version -m $(BIN)/watchdogd 2>/dev/null | awk '$$2 == "vcs.revision" {print $$3}'),$(shell git rev-parse HEAD 2>/dev/null),unknown)
 IMAGE_CONTEXT := $(CURDIR)/.cache/image
+# No cached layers: podman 4.3 reused a LABEL layer built with other
+# build-args (a wrong revision label). Podman's --layers=false also leaves
+# no intermediate images behind; the build is two COPYs either way.
+IMAGE_BUILD_FLAGS ?= $(if $(filter podman,$(notdir $(ENGINE))),--layers=false,--no-cache)
 image: build
 	@if [ "$(notdir $(ENGINE))" = docker ] && ! docker info >/dev/null 2>&1; then \
 	  echo "make image: docker has no engine here (docker info fails); install podman, or ENGINE=podman" >&2; exit 1; fi
 	hack/image-context.sh $(IMAGE_CONTEXT) $(BIN)/watchdogd:$(shell $(GO) env GOARCH)
-	$(ENGINE_CMD) build --no-cache -f Dockerfile -t $(IMAGE) --build-arg TARGETARCH=$(shell $(GO) env GOARCH) \
+	$(ENGINE_CMD) build $(IMAGE_BUILD_FLAGS) -f Dockerfile -t $(IMAGE) --build-arg TARGETARCH=$(shell $(GO) env GOARCH) \
 	  --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) $(IMAGE_CONTEXT)
 
 ## test-image: runs the image as a user would, read-only and as uid 65532,
