@@ -61,6 +61,19 @@ for want in 'kind: PodDisruptionBudget' 'minAvailable: 1' 'priorityClassName: wa
   'kind: NetworkPolicy' 'kubernetes.io/metadata.name: monitoring' ' - Egress' 'port: 53'; do
   grep -q "$want" "$out/ha-values.yaml" || { echo "ha-values: '$want' not rendered" >&2; exit 1; }
 done
+# Both monitors scrape a listener behind TLS and basic auth as the values
+# ask (kubeconform checked them against prometheus-operator's schemas).
+monitor() { awk -v k="kind: $1" '$0 == k {on = 1} /^---/ {on = 0} on' "$out/monitors-auth-values.yaml"; }
+for want in 'scrapeTimeout: 10s' 'scheme: https' 'basicAuth:' 'name: watchdogd-scrape' 'key: password' 'tlsConfig:' \
+  'key: ca.crt' 'serverName: watchdogd' 'relabelings:' 'targetLabel: node' 'metricRelabelings:' 'regex: go_gc_.*'; do
+  monitor PodMonitor | grep -qF -- "$want" || { echo "monitors-auth-values: the PodMonitor lacks '$want'" >&2; exit 1; }
+done
+for want in 'scrapeTimeout: 15s' 'scheme: https' 'basicAuth:' 'key: username' 'configMap:' 'minVersion: TLS12'; do
+  monitor ServiceMonitor | grep -qF -- "$want" || { echo "monitors-auth-values: the ServiceMonitor lacks '$want'" >&2; exit 1; }
+done
+if monitor ServiceMonitor | grep -q 'relabelings:'; then
+  echo "monitors-auth-values: the ServiceMonitor renders relabelings it was not given" >&2; exit 1
+fi
 grep -q 'image: ghcr.io/watchdogd/watchdogd@sha256:' "$out/servicemonitor-values.yaml" ||
   { echo "servicemonitor-values: the image is not pinned by digest" >&2; exit 1; }
 if grep -q 'PodDisruptionBudget\|priorityClassName\|topologySpreadConstraints' "$out/default.yaml"; then

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/app"
+	"github.com/watchdogd/watchdogd/internal/config"
 )
 
 // Exit codes.
@@ -34,6 +35,8 @@ type proc struct {
 	getenv         func(string) string
 	version        string
 	now            func() time.Time
+	// log is --log.level and --log.format, over the config file's.
+	log config.Log
 }
 
 // usageError is a mistake on the command line: one line, exit 2.
@@ -70,5 +73,5 @@ func (c *ledgerFlag) flags(fs *flag.FlagSet) {
 // inputs are a command's config file and database URL flag, with the
 // process's environment.
 func inputs(config, databaseURL string, e proc) app.Inputs {
-	return app.Inputs{ConfigFile: config, DatabaseURL: databaseURL, Getenv: e.getenv}
+	return app.Inputs{ConfigFile: config, DatabaseURL: databaseURL, Getenv: e.getenv, Log: e.log}
 }

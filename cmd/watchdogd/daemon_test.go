@@ -181,6 +181,7 @@ func TestDaemon(t *testing.T) {
 			t.Errorf("/metrics lacks %s", m)
 		}
 	}
+	checkBuildInfo(t, metrics)
 	for _, zero := range []string{`watchdogd_actions_total{action="nudge",result="failed"} 0`, `watchdogd_findings{kind="stalled_turn"} 1`, "watchdogd_leader 1"} {
 		if !strings.Contains(metrics, zero) {
 			t.Errorf("/metrics lacks %q", zero)

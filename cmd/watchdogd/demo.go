@@ -57,7 +57,7 @@ func (c *demoCmd) run(ctx context.Context, e proc) error {
 	}
 	defer func() { _ = store.Close() }()
 	var sent bytes.Buffer
-	log, err := app.NewLogger(config.Log{Level: "error", Format: "console"}, e.stderr)
+	log, err := app.NewLogger(inputs(c.config, "", e).LogConfig(config.Log{Level: "error", Format: "console"}), e.stderr)
 	if err != nil {
 		return err
 	}

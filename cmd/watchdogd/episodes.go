@@ -26,16 +26,24 @@ import (
 // line each; a cut list says so on stderr, after the table, so that a pipe
 // reading stdout is not fooled into taking the newest for all.
 type episodesListCmd struct {
-	noArgs
 	ledgerFlag
+	outputFlag
 	open  bool
 	limit int
 }
 
 func (c *episodesListCmd) flags(fs *flag.FlagSet) {
 	c.ledgerFlag.flags(fs)
+	c.outputFlag.flags(fs)
 	fs.BoolVar(&c.open, "open", false, "list open episodes only")
 	fs.IntVar(&c.limit, "limit", 500, "list at most this many, newest first (0: all)")
+}
+
+func (c *episodesListCmd) args(pos []string) error {
+	if err := unexpected(pos); err != nil {
+		return err
+	}
+	return checkOutput(c.output)
 }
 
 func (c *episodesListCmd) run(ctx context.Context, e proc) error {
@@ -56,6 +64,13 @@ func (c *episodesListCmd) run(ctx context.Context, e proc) error {
 		eps = eps[:c.limit]
 		defer fmt.Fprintf(e.stderr, "showing the newest %d; --limit 0 lists them all\n", c.limit)
 	}
+	if c.output == "json" {
+		items := make([]episodeJSON, 0, len(eps))
+		for _, ep := range eps {
+			items = append(items, toEpisodeJSON(ep, now))
+		}
+		return writeOps(e.stdout, "episodes", items)
+	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tKIND\tSESSION\tTASK\tAGE\tSTATE")
 	for _, ep := range eps {
@@ -71,10 +86,21 @@ func (c *episodesListCmd) run(ctx context.Context, e proc) error {
 // episodesShowCmd is `watchdogd episodes show ID`.
 type episodesShowCmd struct {
 	ledgerFlag
+	outputFlag
 	id string
 }
 
-func (c *episodesShowCmd) args(pos []string) error { return oneID(pos, &c.id) }
+func (c *episodesShowCmd) flags(fs *flag.FlagSet) {
+	c.ledgerFlag.flags(fs)
+	c.outputFlag.flags(fs)
+}
+
+func (c *episodesShowCmd) args(pos []string) error {
+	if err := oneID(pos, &c.id); err != nil {
+		return err
+	}
+	return checkOutput(c.output)
+}
 
 func (c *episodesShowCmd) run(ctx context.Context, e proc) error {
 	_, st, err := app.OpenLedger(ctx, inputs(c.config, "", e))
@@ -88,6 +114,9 @@ func (c *episodesShowCmd) run(ctx context.Context, e proc) error {
 	}
 	if err != nil {
 		return err
+	}
+	if c.output == "json" {
+		return writeOps(e.stdout, "episodes", []episodeDetailJSON{toEpisodeDetailJSON(ep, e.now())})
 	}
 	return showEpisode(e.stdout, ep, e.now())
 }

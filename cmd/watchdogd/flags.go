@@ -7,6 +7,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/watchdogd/watchdogd/internal/config"
 )
 
 const usage = `Usage: watchdogd <command> [flags]
@@ -15,7 +17,7 @@ Commands:
   run                               run the watchdog daemon (--once: one cycle; --dry-run: decide, send nothing)
   scan                              read kandev once and print the findings (no ledger, no sending)
   check-config FILE…                check config files: SUCCESS or FAILED with every problem
-  silence add|list|expire           mute matching episodes on the ledger (like amtool)
+  silence add|list|query|expire     mute matching episodes on the ledger (like amtool)
   episodes list|show|resolve|retry  list episodes, show one, force-resolve one, or retry failed sends
   notify-test                       post one test message through the configured Slack route
   demo                              run one cycle on a built-in demo database and show what would be sent
@@ -29,6 +31,7 @@ Run "watchdogd <command> -h" for a command's flags.
 type parsed struct {
 	name string // the command, without its subcommand: how run errors are prefixed
 	cmd  command
+	log  config.Log // --log.level, --log.format
 }
 
 // newCommand is the command a name (and a subcommand) stands for; nil for
@@ -49,7 +52,7 @@ func newCommand(name, sub string) command {
 		return &versionCmd{}
 	case "silence add":
 		return &silenceAddCmd{}
-	case "silence list":
+	case "silence list", "silence query": // query: amtool's spelling
 		return &silenceListCmd{}
 	case "silence expire":
 		return &silenceExpireCmd{}
@@ -97,6 +100,7 @@ func parseArgs(args []string, stdout, stderr io.Writer) (parsed, int, bool) {
 	fs := flag.NewFlagSet(strings.TrimSpace("watchdogd "+p.name+" "+sub), flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	p.cmd.flags(fs)
+	logFlags(fs, &p.log)
 	pos, err := parseInterspersed(fs, rest)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -108,11 +112,33 @@ func parseArgs(args []string, stdout, stderr io.Writer) (parsed, int, bool) {
 		fmt.Fprintf(stderr, "%s: %v (see %s -h)\n", fs.Name(), err, fs.Name())
 		return p, exitUsage, false
 	}
+	if err := checkLog(p.log); err != nil {
+		fmt.Fprintf(stderr, "%s: %v (see %s -h)\n", fs.Name(), err, fs.Name())
+		return p, exitUsage, false
+	}
 	if err := p.cmd.args(pos); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", fs.Name(), err)
 		return p, exitUsage, false
 	}
 	return p, 0, true
+}
+
+// logFlags are the flags every command takes, as Prometheus spells them:
+// they override the config file's log: block, and a reload keeps them.
+func logFlags(fs *flag.FlagSet, l *config.Log) {
+	fs.StringVar(&l.Level, "log.level", "", "log level: debug, info, warn or error (overrides the config's log.level)")
+	fs.StringVar(&l.Format, "log.format", "", "log format: json or console (overrides the config's log.format)")
+}
+
+// checkLog refuses a log level or format the logger does not have.
+func checkLog(l config.Log) error {
+	if l.Level != "" && !slices.Contains([]string{"debug", "info", "warn", "error"}, l.Level) {
+		return usageError(fmt.Sprintf("--log.level %q: want debug, info, warn or error", l.Level))
+	}
+	if l.Format != "" && l.Format != "json" && l.Format != "console" {
+		return usageError(fmt.Sprintf("--log.format %q: want json or console", l.Format))
+	}
+	return nil
 }
 
 func isHelp(arg string) bool {
@@ -124,7 +150,7 @@ func isHelp(arg string) bool {
 func subcommands(command string) string {
 	switch command {
 	case "silence":
-		return "add|list|expire"
+		return "add|list|query|expire"
 	case "episodes":
 		return "list|show|resolve|retry"
 	}
@@ -152,12 +178,13 @@ func takeSub(command string, rest []string, subs string, stdout, stderr io.Write
 // subUsage is the help of a command with subcommands.
 func subUsage(command string) string {
 	lines := map[string]string{
-		"silence": `  add --match key=value… --for DURATION --comment TEXT  mute matching episodes (like amtool)
-  list [--all]                                         active silences (--all: expired ones too)
+		"silence": `  add --match key=value… --for DURATION --comment TEXT  mute matching episodes (like amtool; --duration is --for)
+  list [--all] [--output json]                         active silences (--all: expired ones too)
+  query                                                the same as list (amtool's spelling)
   expire ID                                            end a silence now
 `,
-		"episodes": `  list [--open] [--limit N]  episodes, newest first
-  show ID                    one episode with every action: what was sent, where, when, how it ended
+		"episodes": `  list [--open] [--limit N] [--output json]  episodes, newest first
+  show ID [--output json]    one episode with every action: what was sent, where, when, how it ended
   resolve ID                 close an episode by hand (the daemon then edits its Slack message)
   retry [ID]                 after fixing a token, channel or scope: send again what failed for
                              open episodes nobody was told of (or the one given)

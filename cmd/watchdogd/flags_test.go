@@ -43,7 +43,18 @@ func TestParseArgs(t *testing.T) {
 		{name: "unknown subcommand", args: "episodes bogus --config w.yaml", code: exitUsage,
 			stderr: `watchdogd episodes: unknown subcommand "bogus", want one of list|show|resolve|retry (see watchdogd episodes -h)`},
 		{name: "missing subcommand", args: "silence --config w.yaml", code: exitUsage,
-			stderr: "watchdogd silence: missing subcommand, one of add|list|expire (see watchdogd silence -h)"},
+			stderr: "watchdogd silence: missing subcommand, one of add|list|query|expire (see watchdogd silence -h)"},
+		// amtool's spellings where ours differ.
+		{name: "silence query is silence list", args: "silence query --config w.yaml --all", ok: true,
+			check: func(p parsed) bool { c, ok := p.cmd.(*silenceListCmd); return ok && c.all && c.output == "table" }},
+		{name: "silence add --duration is --for", args: "silence add --match kind=stalled_turn --duration 90m --comment x", ok: true,
+			check: func(p parsed) bool { c, ok := p.cmd.(*silenceAddCmd); return ok && c.forDur.Minutes() == 90 }},
+		{name: "-o is --output", args: "episodes show ep-1 -o json", ok: true,
+			check: func(p parsed) bool { c, ok := p.cmd.(*episodesShowCmd); return ok && c.output == "json" }},
+		{name: "--output json on episodes list", args: "episodes list --output json", ok: true,
+			check: func(p parsed) bool { c, ok := p.cmd.(*episodesListCmd); return ok && c.output == "json" }},
+		{name: "an output that does not exist", args: "silence list --output yaml", code: exitUsage,
+			stderr: `watchdogd silence list: --output "yaml": want table or json`},
 		{name: "a command's help lists its subcommands", args: "episodes -h", code: exitOK,
 			stdout: "Usage: watchdogd episodes list|show|resolve|retry [flags]"},
 		{name: "a subcommand's help shows only its flags", args: "silence list -h", code: exitOK,
@@ -88,5 +99,31 @@ func TestParseArgs(t *testing.T) {
 				t.Errorf("unexpected stderr %q", errb.String())
 			}
 		})
+	}
+}
+
+// TestLogFlagsOnEveryCommand: every command takes --log.level and
+// --log.format (Prometheus' spelling), anywhere among its arguments, and a
+// level or format the logger does not have is a usage error.
+func TestLogFlagsOnEveryCommand(t *testing.T) {
+	for _, line := range []string{"run", "run --once", "scan", "demo", "check-config a.yaml", "notify-test", "version",
+		"silence add --match kind=stalled_turn --for 1h --comment x", "silence list", "silence expire s-1",
+		"episodes list", "episodes show ep-1", "episodes resolve ep-1", "episodes retry"} {
+		args := append(strings.Fields(line), "--log.level=warn", "--log.format", "console")
+		var out, errb bytes.Buffer
+		p, _, ok := parseArgs(args, &out, &errb)
+		if !ok || p.log.Level != "warn" || p.log.Format != "console" {
+			t.Errorf("%s: ok=%v log=%+v stderr %q", line, ok, p.log, errb.String())
+		}
+	}
+	for args, want := range map[string]string{
+		"scan --log.level loud":     `watchdogd scan: --log.level "loud": want debug, info, warn or error (see watchdogd scan -h)`,
+		"run --log.format=logfmt":   `watchdogd run: --log.format "logfmt": want json or console (see watchdogd run -h)`,
+		"episodes list --log.level": "watchdogd episodes list: flag needs an argument: -log.level (see watchdogd episodes list -h)",
+	} {
+		var out, errb bytes.Buffer
+		if _, code, ok := parseArgs(strings.Fields(args), &out, &errb); ok || code != exitUsage || strings.TrimSpace(errb.String()) != want {
+			t.Errorf("%s: ok=%v code=%d stderr %q, want %q", args, ok, code, errb.String(), want)
+		}
 	}
 }

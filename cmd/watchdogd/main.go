@@ -39,6 +39,7 @@ func run() int {
 		getenv:  os.Getenv,
 		version: buildVersion(version, debug.ReadBuildInfo),
 		now:     time.Now,
+		log:     p.log,
 	}
 	return exitCode(p.name, p.cmd.run(ctx, e), e.stderr)
 }

@@ -32,10 +32,10 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "watchdogd")
-	// Built as it ships (CGO_ENABLED=0 and -trimpath, as the Makefile and
-	// the Dockerfile build it), except under the race detector, which needs
-	// cgo.
-	args, cgo := []string{"build", "-trimpath", "-o", binary}, "CGO_ENABLED=0"
+	// Built as it ships (CGO_ENABLED=0 and -trimpath, as make build builds
+	// it for the image, and stamped with the commit, which build_info
+	// names), except under the race detector, which needs cgo.
+	args, cgo := []string{"build", "-trimpath", "-buildvcs=true", "-o", binary}, "CGO_ENABLED=0"
 	if raceBuild {
 		args, cgo = append(args, "-race"), "CGO_ENABLED=1"
 	}

@@ -39,6 +39,7 @@ func (c *silenceAddCmd) flags(fs *flag.FlagSet) {
 		return nil
 	})
 	fs.DurationVar(&c.forDur, "for", 0, "how long the silence lasts (like 2h)")
+	fs.DurationVar(&c.forDur, "duration", 0, "the same as --for (amtool's spelling)")
 	fs.StringVar(&c.comment, "comment", "", "why (required)")
 	fs.StringVar(&c.author, "author", os.Getenv("USER"), "who")
 }
@@ -79,16 +80,25 @@ func (c *silenceAddCmd) silence() (ledger.Silence, error) {
 		Comment: c.comment, CreatedBy: c.author}, nil
 }
 
-// silenceListCmd is `watchdogd silence list`.
+// silenceListCmd is `watchdogd silence list` (or amtool's `silence
+// query`).
 type silenceListCmd struct {
-	noArgs
 	ledgerFlag
+	outputFlag
 	all bool
 }
 
 func (c *silenceListCmd) flags(fs *flag.FlagSet) {
 	c.ledgerFlag.flags(fs)
+	c.outputFlag.flags(fs)
 	fs.BoolVar(&c.all, "all", false, "list expired silences too")
+}
+
+func (c *silenceListCmd) args(pos []string) error {
+	if err := unexpected(pos); err != nil {
+		return err
+	}
+	return checkOutput(c.output)
 }
 
 func (c *silenceListCmd) run(ctx context.Context, e proc) error {
@@ -101,6 +111,13 @@ func (c *silenceListCmd) run(ctx context.Context, e proc) error {
 	all, err := st.Silences(ctx, now, c.all)
 	if err != nil {
 		return err
+	}
+	if c.output == "json" {
+		items := make([]silenceJSON, 0, len(all))
+		for _, s := range all {
+			items = append(items, toSilenceJSON(s, now))
+		}
+		return writeOps(e.stdout, "silences", items)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tMATCH\tUNTIL\tSTATE\tBY\tCOMMENT")

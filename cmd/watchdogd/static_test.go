@@ -5,22 +5,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
-// TestStaticBinary: the Dockerfile's build (CGO_ENABLED=0) gives a static
-// executable — no ELF interpreter, no shared libraries — so it runs on a
-// distroless static base. (No Docker engine runs here, so the image itself
-// is not built in tests.)
+// TestStaticBinary: the binary built as `make build` builds it
+// (CGO_ENABLED=0) is a static executable — no ELF interpreter, no shared
+// libraries — so it runs in the image, which is FROM scratch and has no libc.
+// `make test-image` runs the image itself.
 func TestStaticBinary(t *testing.T) {
-	df, err := os.ReadFile("../../Dockerfile")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(df), "CGO_ENABLED=0") || !strings.Contains(string(df), "distroless/static") || !strings.Contains(string(df), "nonroot") {
-		t.Fatal("the Dockerfile does not build a static binary on a non-root static base")
-	}
 	out := filepath.Join(t.TempDir(), "watchdogd")
 	cmd := exec.Command("go", "build", "-trimpath", "-o", out, ".")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")

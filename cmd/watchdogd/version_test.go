@@ -1,7 +1,11 @@
 package main
 
 import (
+	"debug/buildinfo"
+	"os/exec"
+	"regexp"
 	"runtime/debug"
+	"strings"
 	"testing"
 )
 
@@ -37,4 +41,37 @@ func TestBuildVersion(t *testing.T) {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}
+}
+
+// checkBuildInfo: a running daemon's /metrics names the commit the binary
+// was built from in build_info: the test builds it in this checkout, as
+// make build does, and the toolchain stamps the commit (in a clone; a git
+// worktree gets no stamp, and the label says unknown).
+func checkBuildInfo(t *testing.T, metrics string) {
+	t.Helper()
+	if want := `revision="` + stampedRevision(t) + `"`; !regexp.MustCompile(`(?m)^watchdogd_build_info\{.*` + want + `.*\} 1$`).MatchString(metrics) {
+		t.Errorf("/metrics: watchdogd_build_info lacks %s", want)
+	}
+}
+
+// stampedRevision is the commit the toolchain stamped into the binary
+// under test, which must be this checkout's HEAD; "unknown" when it stamped
+// none.
+func stampedRevision(t *testing.T) string {
+	t.Helper()
+	bi, err := buildinfo.ReadFile(binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range bi.Settings {
+		if s.Key != "vcs.revision" {
+			continue
+		}
+		head, err := exec.Command("git", "rev-parse", "HEAD").Output()
+		if err != nil || strings.TrimSpace(string(head)) != s.Value {
+			t.Fatalf("the binary names commit %s, the checkout is at %s (%v)", s.Value, head, err)
+		}
+		return s.Value
+	}
+	return "unknown"
 }

@@ -24,14 +24,35 @@ type Inputs struct {
 	ConfigFile  string
 	DatabaseURL string
 	Getenv      func(string) string
+	// Log overrides the config's log: block where set (--log.level,
+	// --log.format): every load goes through LoadConfig, so a reload
+	// keeps it.
+	Log config.Log
 }
 
-// LoadConfig reads the config file, or the defaults when none is given.
+// LoadConfig reads the config file, or the defaults when none is given,
+// with the command line's log settings over the file's.
 func LoadConfig(in Inputs) (*config.Config, error) {
-	if in.ConfigFile == "" {
-		return config.Default(), nil
+	cfg := config.Default()
+	if in.ConfigFile != "" {
+		var err error
+		if cfg, err = config.Load(in.ConfigFile, in.Getenv); err != nil {
+			return nil, err
+		}
 	}
-	return config.Load(in.ConfigFile, in.Getenv)
+	cfg.Log = in.LogConfig(cfg.Log)
+	return cfg, nil
+}
+
+// LogConfig is file's log settings with the command line's over them.
+func (in Inputs) LogConfig(file config.Log) config.Log {
+	if in.Log.Level != "" {
+		file.Level = in.Log.Level
+	}
+	if in.Log.Format != "" {
+		file.Format = in.Log.Format
+	}
+	return file
 }
 
 // DatabaseURL resolves kandev's database: flag > env > file > kandev's own

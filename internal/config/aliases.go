@@ -1,6 +1,6 @@
 package config
 
-import "gopkg.in/yaml.v3"
+import "go.yaml.in/yaml/v3"
 
 // An anchor may be aliased, or merged, any number of times, and each alias
 // is decoded again, as it must be to give each place its own value. That

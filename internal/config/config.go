@@ -15,7 +15,7 @@ import (
 	"sort"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/watchdogd/watchdogd/internal/model"
 )

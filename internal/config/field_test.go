@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/model"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // TestScheduleNeverPanics: robfig/cron v3.0.1 panics on a time zone with

@@ -1,6 +1,6 @@
 package config
 
-import "gopkg.in/yaml.v3"
+import "go.yaml.in/yaml/v3"
 
 // pairs lists a mapping's keys and values with YAML merge keys (`<<: *base`,
 // `<<: [*a, *b]`) expanded, as yaml.v3's own decoder does: a key written in

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/robfig/cron/v3"
 	"go.uber.org/zap"
+	"go.uber.org/zap/exp/zapslog"
 
 	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/httpguard"
@@ -42,11 +43,19 @@ func (d *daemon) serveHTTP(cfg *config.Config) (*http.Server, error) {
 		return nil, fmt.Errorf("http.listen %s: %w", listen, err)
 	}
 	guard := httpguard.New(ln, httpguard.MaxConns, httpguard.MaxIdleConns, httpguard.MaxSilentConns)
+	// One logger: exporter-toolkit logs through slog and net/http through
+	// the standard library's log, both bridged into the daemon's zap, so
+	// that every line obeys log.level and log.format (a TLS handshake a
+	// client botched is a warning, not a raw line).
 	srv := &http.Server{Handler: httpguard.OnlyLoopbackHosts(listen, d.handler()), ConnState: guard.Track,
 		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 90 * time.Second,
 		MaxHeaderBytes: 32 << 10}
+	if srv.ErrorLog, err = zap.NewStdLogAt(d.log, zap.WarnLevel); err != nil {
+		_ = ln.Close()
+		return nil, err
+	}
 	flags := &web.FlagConfig{WebListenAddresses: &[]string{listen}, WebConfigFile: &webCfg}
-	logger := slog.New(slog.NewJSONHandler(d.opts.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	logger := slog.New(zapslog.NewHandler(d.log.Core()))
 	go func() {
 		if err := web.Serve(guard, srv, flags, logger); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			d.log.Error("HTTP server", zap.Error(err))

@@ -5,6 +5,7 @@ package metrics
 
 import (
 	"runtime"
+	"runtime/debug"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -49,7 +50,7 @@ func New(reg prometheus.Registerer, version string) *Metrics {
 	ns := "watchdogd"
 	m := &Metrics{
 		BuildInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "build_info",
-			Help: "A metric with a constant 1 value labeled by version and goversion."}, []string{"version", "goversion"}),
+			Help: "A metric with a constant 1 value labeled by version, revision (the commit built) and goversion."}, []string{"version", "revision", "goversion"}),
 		Scans: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "scans_total",
 			Help: "Snapshots of kandev's database, by result (success or error)."}, []string{"result"}),
 		ScanDuration: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: ns, Name: "scan_duration_seconds",
@@ -90,9 +91,25 @@ func New(reg prometheus.Registerer, version string) *Metrics {
 	reg.MustRegister(m.BuildInfo, m.Scans, m.ScanDuration, m.LastSuccessfulScan, m.LastSuccessfulCycle, m.SessionsScanned, m.Findings,
 		m.OldestFindingAge, m.EpisodesOpen, m.EpisodesUntold, m.Actions, m.ActionDelivery, m.SlackRateLimited, m.AlertResends, m.MalformedMetadata,
 		m.UnparseableTimestamps, m.Leader, m.ReloadSuccess, m.ReloadTimestamp)
-	m.BuildInfo.WithLabelValues(version, runtime.Version()).Set(1)
+	m.BuildInfo.WithLabelValues(version, Revision(debug.ReadBuildInfo), runtime.Version()).Set(1)
 	m.precreate()
 	return m
+}
+
+// Revision is the commit the running binary was built from, as the Go
+// toolchain recorded it (vcs.revision: go build in a git checkout, as make
+// build and the image's build run it), or "unknown" when it recorded none
+// (-buildvcs=false, a build outside a checkout, a test binary). A version
+// can be any string a build was given; the revision says which source it was.
+func Revision(read func() (*debug.BuildInfo, bool)) string {
+	if bi, ok := read(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && s.Value != "" {
+				return s.Value
+			}
+		}
+	}
+	return "unknown"
 }
 
 // precreate makes every label combination exist at zero, so that a rate()

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -79,4 +80,29 @@ func appendNew(s []string, v string) []string {
 		return s
 	}
 	return append(s, v)
+}
+
+// TestRevision: build_info's revision label names the commit the toolchain
+// recorded, and says "unknown" rather than an empty value (which PromQL
+// reads as no label) when it recorded none.
+func TestRevision(t *testing.T) {
+	info := func(settings ...debug.BuildSetting) func() (*debug.BuildInfo, bool) {
+		return func() (*debug.BuildInfo, bool) { return &debug.BuildInfo{Settings: settings}, true }
+	}
+	cases := []struct {
+		name string
+		read func() (*debug.BuildInfo, bool)
+		want string
+	}{
+		{"go build in a checkout", info(debug.BuildSetting{Key: "vcs", Value: "git"},
+			debug.BuildSetting{Key: "vcs.revision", Value: "0123456789abcdef0123456789abcdef01234567"},
+			debug.BuildSetting{Key: "vcs.modified", Value: "true"}), "0123456789abcdef0123456789abcdef01234567"},
+		{"-buildvcs=false", info(debug.BuildSetting{Key: "-trimpath", Value: "true"}), "unknown"},
+		{"no build info", func() (*debug.BuildInfo, bool) { return nil, false }, "unknown"},
+	}
+	for _, c := range cases {
+		if got := Revision(c.read); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
 }

@@ -8,6 +8,7 @@
 package slacktest
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -79,6 +80,17 @@ func New(token string) *Server { return start(token, httptest.NewServer) }
 // for example.com and 127.0.0.1, signed by no public CA): the Slack a
 // client reaches through a proxy and trusts through a company CA.
 func NewTLS(token string) *Server { return start(token, httptest.NewTLSServer) }
+
+// NewTLSConfig starts the server over HTTPS with the certificate cfg
+// presents (a test CA's, say, which a client trusts only when given the CA).
+func NewTLSConfig(token string, cfg *tls.Config) *Server {
+	return start(token, func(h http.Handler) *httptest.Server {
+		srv := httptest.NewUnstartedServer(h)
+		srv.TLS = cfg
+		srv.StartTLS()
+		return srv
+	})
+}
 
 func start(token string, serve func(http.Handler) *httptest.Server) *Server {
 	s := &Server{token: token, calls: map[string]int{}}

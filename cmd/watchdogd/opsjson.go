@@ -1,0 +1,147 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/watchdogd/watchdogd/internal/kandevtime"
+	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/model"
+)
+
+// The operator commands' --output json: for scripts, what the tables
+// show, in stable shapes. schema_version says which; fields may be added,
+// the listed ones never change. Column names become snake_case, ids are
+// added, times are RFC 3339 UTC and ages whole seconds, an absent value is
+// null.
+const opsSchemaVersion = 1
+
+// outputFlag is --output table|json, with amtool's -o.
+type outputFlag struct{ output string }
+
+func (o *outputFlag) flags(fs *flag.FlagSet) {
+	fs.StringVar(&o.output, "output", "table", "table or json")
+	fs.StringVar(&o.output, "o", "table", "short for --output (amtool's spelling)")
+}
+
+// episodeJSON is an episode in `episodes list --output json`.
+type episodeJSON struct {
+	ID          string  `json:"id"`
+	Kind        string  `json:"kind"`
+	SessionID   string  `json:"session_id"`
+	TaskID      string  `json:"task_id"`
+	TaskTitle   string  `json:"task_title"`
+	WorkspaceID string  `json:"workspace_id"`
+	TurnID      *string `json:"turn_id"`
+	PendingID   *string `json:"pending_id"`
+	Since       string  `json:"since"`
+	AgeSeconds  int64   `json:"age_seconds"`
+	State       string  `json:"state"` // open or resolved
+	ResolvedAt  *string `json:"resolved_at"`
+	Resolution  *string `json:"resolution"`
+}
+
+// episodeDetailJSON is an episode in `episodes show --output json`: with
+// every action, oldest first.
+type episodeDetailJSON struct {
+	episodeJSON
+	Actions []actionJSON `json:"actions"`
+}
+
+// actionJSON is one row of `episodes show`'s action table.
+type actionJSON struct {
+	Seq       string `json:"seq"`
+	Action    string `json:"action"`
+	State     string `json:"state"`
+	Attempts  int    `json:"attempts"`
+	UpdatedAt string `json:"updated_at"`
+	// Channel is where it was decided to go; DeliveredChannel and
+	// DeliveredTS where it landed (Slack's channel and message ts).
+	Channel          *string `json:"channel"`
+	DeliveredChannel *string `json:"delivered_channel"`
+	DeliveredTS      *string `json:"delivered_ts"`
+	Error            *string `json:"error"`
+	Conflicts        int     `json:"conflicts"`
+}
+
+// silenceJSON is a silence in `silence list --output json`.
+type silenceJSON struct {
+	ID        string    `json:"id"`
+	Match     matchJSON `json:"match"`
+	CreatedAt string    `json:"created_at"`
+	Until     string    `json:"until"`
+	ExpiredAt *string   `json:"expired_at"` // when expired by hand
+	State     string    `json:"state"`      // active or expired
+	CreatedBy *string   `json:"created_by"`
+	Comment   string    `json:"comment"`
+}
+
+// matchJSON is what a silence matches; only the keys it was given.
+type matchJSON struct {
+	WorkspaceID string `json:"workspace_id,omitempty"`
+	TaskID      string `json:"task_id,omitempty"`
+	SessionID   string `json:"session_id,omitempty"`
+	Kind        string `json:"kind,omitempty"`
+}
+
+func toEpisodeJSON(e model.Episode, now time.Time) episodeJSON {
+	j := episodeJSON{ID: e.ID, Kind: string(e.Kind), SessionID: e.SessionID, TaskID: e.TaskID, TaskTitle: e.TaskTitle,
+		WorkspaceID: e.WorkspaceID, TurnID: opt(e.TurnID), PendingID: opt(e.PendingID), Since: kandevtime.RFC3339(e.Since),
+		AgeSeconds: max(0, int64(now.Sub(e.Since)/time.Second)), State: "open"}
+	if !e.Open() {
+		j.State, j.ResolvedAt, j.Resolution = "resolved", optTime(e.ResolvedAt), opt(e.Resolution)
+	}
+	return j
+}
+
+func toEpisodeDetailJSON(e model.Episode, now time.Time) episodeDetailJSON {
+	j := episodeDetailJSON{episodeJSON: toEpisodeJSON(e, now), Actions: []actionJSON{}}
+	for _, a := range e.Actions {
+		j.Actions = append(j.Actions, actionJSON{Seq: a.Seq, Action: string(a.Kind), State: string(a.State), Attempts: a.Attempts,
+			UpdatedAt: kandevtime.RFC3339(a.UpdatedAt), Channel: opt(a.Channel), DeliveredChannel: opt(a.ResultChannel),
+			DeliveredTS: opt(a.ResultTS), Error: opt(a.Error), Conflicts: a.Conflicts})
+	}
+	return j
+}
+
+func toSilenceJSON(s ledger.Silence, now time.Time) silenceJSON {
+	j := silenceJSON{ID: s.ID, Match: matchJSON{WorkspaceID: s.WorkspaceID, TaskID: s.TaskID, SessionID: s.SessionID, Kind: string(s.Kind)},
+		CreatedAt: kandevtime.RFC3339(s.CreatedAt), Until: kandevtime.RFC3339(s.Until), ExpiredAt: optTime(s.ExpiredAt),
+		State: "active", CreatedBy: opt(s.CreatedBy), Comment: s.Comment}
+	if !s.Active(now) {
+		j.State = "expired"
+	}
+	return j
+}
+
+// writeOps writes {"schema_version": 1, "<key>": items} to w.
+func writeOps[T any](w io.Writer, key string, items []T) error {
+	if items == nil {
+		items = []T{}
+	}
+	b, err := json.MarshalIndent(items, "  ", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "{\n  \"schema_version\": %d,\n  %q: %s\n}\n", opsSchemaVersion, key, b)
+	return err
+}
+
+// opt is s, or nil (JSON null) when empty.
+func opt(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// optTime is t in RFC 3339 UTC, or nil when zero.
+func optTime(t time.Time) *string {
+	if t.IsZero() {
+		return nil
+	}
+	return opt(kandevtime.RFC3339(t))
+}
