@@ -110,8 +110,9 @@ func TestClassify(t *testing.T) {
 	}
 }
 
-// TestPostToEveryMember: alerts one member took are delivered; a failure
-// worth retrying wins over one that is not.
+// TestPostToEveryMember: every member hears of the alerts, healthy or
+// not; alerts one member took are delivered; a failure worth retrying
+// wins over one that is not.
 func TestPostToEveryMember(t *testing.T) {
 	answering := func(status int, hits *int) *httptest.Server {
 		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -124,8 +125,8 @@ func TestPostToEveryMember(t *testing.T) {
 		t.Cleanup(s.Close)
 		return s
 	}
-	var h1, h2, h3 int
-	ok, bad, down := answering(200, &h1), answering(400, &h2), answering(503, &h3)
+	var h1, h2, h3, h4 int
+	ok, bad, down, ok2 := answering(200, &h1), answering(400, &h2), answering(503, &h3), answering(200, &h4)
 	client := func(servers ...*httptest.Server) *Client {
 		c := &Client{HTTP: http.DefaultClient, Timeout: 5 * time.Second}
 		for _, s := range servers {
@@ -139,6 +140,9 @@ func TestPostToEveryMember(t *testing.T) {
 	}
 	if h3 != 1 || h1 != 1 {
 		t.Errorf("hits down %d ok %d, want each once", h3, h1)
+	}
+	if _, err := client(ok, ok2).Post(context.Background(), alerts); err != nil || h1 != 2 || h4 != 1 {
+		t.Errorf("two healthy members: %v, hits %d and %d, want each to hear of the alerts", err, h1-1, h4)
 	}
 	if v, err := client(bad, down).Post(context.Background(), alerts); err == nil || !v.Retry {
 		t.Errorf("refused by one, down at the other: %v %+v, want an error worth retrying", err, v)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/deliver"
@@ -17,8 +18,9 @@ import (
 )
 
 // Client posts alerts to every Alertmanager of a cluster, as Prometheus
-// does: members share what one of them receives, so an alert one accepted
-// is delivered.
+// does: members share silences and what they notified, not alerts, so each
+// must hear of every alert for a failover to keep it and for an end to
+// reach the member holding it.
 type Client struct {
 	// URLs are the members' base URLs.
 	URLs    []string
@@ -29,24 +31,37 @@ type Client struct {
 // maxAnswer is how much of an error answer is read, for the log line.
 const maxAnswer = 4 << 10
 
-// Post sends alerts to every member; it fails only when none took them,
-// with the verdict of the most hopeful failure (one worth retrying wins
-// over one that is not).
+// Post sends alerts to every member at once, each within Timeout; it
+// fails only when none took them, with the verdict of the most hopeful
+// failure (one worth retrying wins over one that is not). A member that
+// was down hears of the alerts at the next resend.
 func (c *Client) Post(ctx context.Context, alerts []Alert) (deliver.Verdict, error) {
 	body, err := json.Marshal(alerts)
 	if err != nil {
 		return deliver.Verdict{}, fmt.Errorf("encode alerts: %w", err)
 	}
+	type result struct {
+		v   deliver.Verdict
+		err error
+	}
+	results := make([]result, len(c.URLs))
+	var wg sync.WaitGroup
+	for i, base := range c.URLs {
+		wg.Go(func() {
+			v, err := c.post(ctx, base, body)
+			results[i] = result{v, err}
+		})
+	}
+	wg.Wait()
 	var errs []error
 	var verdict deliver.Verdict
-	for _, base := range c.URLs {
-		v, err := c.post(ctx, base, body)
-		if err == nil {
+	for _, r := range results {
+		if r.err == nil {
 			return deliver.Verdict{}, nil
 		}
-		errs = append(errs, err)
-		if v.Retry || len(errs) == 1 {
-			verdict = v
+		errs = append(errs, r.err)
+		if r.v.Retry || len(errs) == 1 {
+			verdict = r.v
 		}
 	}
 	return verdict, errors.Join(errs...)
@@ -80,8 +95,9 @@ func (c *Client) post(ctx context.Context, base string, body []byte) (deliver.Ve
 
 // Classify is the verdict on Alertmanager's answer: 200 took the alerts;
 // 429 and 5xx are worth retrying; any other answer (400: alerts it cannot
-// take) is not. Sending an alert twice is harmless: Alertmanager merges
-// it, so no answer leaves an attempt uncertain.
+// take) is not, nor is a redirect (which is not followed: it would turn
+// the POST into a GET that answers 200). Sending an alert twice is
+// harmless: Alertmanager merges it.
 func Classify(status int) deliver.Verdict {
 	switch {
 	case status >= 200 && status < 300:

@@ -75,6 +75,9 @@ type TLSConfig struct {
 // Common is h as Prometheus' client library takes it.
 func (h HTTPClient) Common() commoncfg.HTTPClientConfig {
 	c := commoncfg.DefaultHTTPClientConfig
+	// A redirect would be followed as a GET without the alerts, answered
+	// 200, and taken for delivered; and it would carry the credentials.
+	c.FollowRedirects = false
 	if b := h.BasicAuth; b != nil {
 		c.BasicAuth = &commoncfg.BasicAuth{Username: b.Username, UsernameFile: b.UsernameFile, PasswordFile: b.PasswordFile}
 	}
