@@ -221,3 +221,28 @@ func TestFences(t *testing.T) {
 		}
 	}
 }
+
+// TestOrphaned: a resolve for a step its outlet never heard of is not sent.
+func TestOrphaned(t *testing.T) {
+	resolve := model.Action{Seq: "resolve/webhook/ops", Kind: model.ActionWebhook}
+	edit := model.Action{Seq: "resolve", Kind: model.ActionSlackUpdate}
+	cases := []struct {
+		name   string
+		a      model.Action
+		parent model.Action
+		want   bool
+	}{
+		{"its step delivered: sent", resolve, model.Action{State: model.StateDelivered}, false},
+		{"its step still in flight: waits, not orphaned", resolve, model.Action{State: model.StateClaimed}, false},
+		{"its step superseded (fenced after the plan): never went out", resolve, model.Action{State: model.StateSuperseded}, true},
+		{"its step failed for good at once: never went out", resolve, model.Action{State: model.StateFailed}, true},
+		{"its step failed after an attempt that may have landed: sent", resolve, model.Action{State: model.StateFailed, Uncertain: true}, false},
+		{"Slack's edit is decided apart", edit, model.Action{State: model.StateSuperseded}, false},
+		{"a step, not a resolve", model.Action{Seq: "step/1/0", Kind: model.ActionWebhook}, model.Action{State: model.StateSuperseded}, false},
+	}
+	for _, c := range cases {
+		if got := Orphaned(c.a, c.parent); got != c.want {
+			t.Errorf("%s: Orphaned = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -207,6 +207,9 @@ func (d *Deliverer) attempt(ctx context.Context, r *run, cl model.Claim, e model
 		if err != nil {
 			return released(a, now.Add(5*time.Second), err.Error())
 		}
+		if Orphaned(a, p) {
+			return model.Outcome{State: model.StateSuperseded, Error: "its step never went out: nothing to resolve"}
+		}
 		switch p.State {
 		case model.StateDelivered:
 			at.Parent = &p
@@ -259,6 +262,18 @@ func (d *Deliverer) attempt(ctx context.Context, r *run, cl model.Claim, e model
 // holds by then).
 func Resolving(a model.Action) bool {
 	return a.Seq == "resolve" || strings.HasPrefix(a.Seq, "resolve/")
+}
+
+// Orphaned says whether a is a resolve for an outlet (not Slack's edit,
+// decided apart) whose step, parent, never went out: superseded or failed
+// without ever possibly landing. The planner decides a resolve for a step
+// that may have landed; that step can still be superseded after (fenced
+// on another replica), and then the outlet never heard of the episode.
+func Orphaned(a, parent model.Action) bool {
+	if !Resolving(a) || a.Kind == model.ActionSlackUpdate {
+		return false
+	}
+	return parent.State == model.StateSuperseded || (parent.State == model.StateFailed && !parent.Uncertain)
 }
 
 // Fences says whether an attempt at a re-checks its finding first and is
