@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	commoncfg "github.com/prometheus/common/config"
@@ -23,6 +24,11 @@ import (
 type Outlet struct {
 	Client  *Client
 	Options Options
+
+	// mu orders a resend (its read of the ledger and its posts) and a
+	// send: a resend that read an episode open must not post it firing
+	// after the send of its end.
+	mu sync.Mutex
 }
 
 // Render freezes the alerts an action sends: the episode's alerts firing,
@@ -49,6 +55,8 @@ func (o *Outlet) Send(ctx context.Context, at deliver.Attempt) deliver.Sent {
 	if err := json.Unmarshal([]byte(at.Action.Body), &alerts); err != nil {
 		return deliver.Failed(fmt.Sprintf("decode stored alerts: %v", err))
 	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	if v, err := o.Client.Post(ctx, alerts); err != nil {
 		return deliver.Error(err, v)
 	}
@@ -93,6 +101,8 @@ const maxBatch = 500
 // Resolved. It holds no state: what is in the ledger is what is sent. It
 // says how many alerts went, and the first error.
 func (o *Outlet) Resend(ctx context.Context, store Episodes, now time.Time) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	eps, err := store.EpisodesSentTo(ctx, model.ActionAlertmanager, now.Add(-Resolved))
 	if err != nil {
 		return 0, err
