@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/term"
+	"github.com/watchdogd/watchdogd/internal/webhook"
 )
 
 // checkConfigCmd is `watchdogd check-config FILE…`: it checks each file: SUCCESS, or FAILED with every problem as
@@ -58,7 +60,8 @@ func (c *checkConfigCmd) run(_ context.Context, e proc) error {
 
 // unreadFiles names the files cfg points at that the daemon would read (a
 // flag (databaseURL) or the environment wins over a file, as in
-// app.ReadSources) and read cannot, each as "FILE (FIELD: why)".
+// app.ReadSources) and read cannot — or, for a webhook's secret, that hold
+// no Standard Webhooks secret — each as "FILE (FIELD: why)".
 func unreadFiles(getenv func(string) string, databaseURL string, cfg *config.Config, read func(string) ([]byte, error)) []string {
 	isSet := func(k string) bool { return getenv(k) != "" }
 	files := []struct {
@@ -82,7 +85,11 @@ func unreadFiles(getenv func(string) string, databaseURL string, cfg *config.Con
 		if f.path == "" || !f.used {
 			continue
 		}
-		if _, err := read(f.path); err != nil {
+		b, err := read(f.path)
+		if err == nil && strings.HasPrefix(f.field, "webhooks[") {
+			_, err = webhook.ParseSecret(config.Secret(b))
+		}
+		if err != nil {
 			why := err
 			var pe *fs.PathError
 			if errors.As(err, &pe) {

@@ -36,3 +36,31 @@ func TestCheckConfigNamesUnreadFiles(t *testing.T) {
 	}
 	e.once()
 }
+
+// TestCheckConfigWebhookSecret: a webhook secret file that holds no
+// Standard Webhooks secret (a bare key, not whsec_ and base64) is named
+// by check-config with why, and the daemon stops at start on it rather
+// than retry every step forever; a good one passes both.
+func TestCheckConfigWebhookSecret(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "hook")
+	e := newEnv(t, world(time.Now()), "sqlite", "webhooks:\n  - {name: hook, url: http://127.0.0.1:1/hook, secret_file: "+secret+", timeout: 1s}\n")
+	if err := os.WriteFile(secret, []byte("s3cr3t-not-whsec\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := watchdogd(t, e.environ(), "check-config", e.cfg)
+	want := "SUCCESS: " + e.cfg + "\nnot read: " + secret + " (webhooks[0].secret_file: not a Standard Webhooks secret (whsec_ and the key in base64))\n"
+	if r.code != 0 || r.stdout != want {
+		t.Fatalf("check-config with a bad webhook secret: exit %d\n got %q\nwant %q", r.code, r.stdout, want)
+	}
+	r = watchdogd(t, e.environ(), "run", "--once", "--config", e.cfg)
+	if r.code != 1 || !strings.Contains(r.stderr, "webhooks hook: secret_file "+secret+": not a Standard Webhooks secret") || strings.Contains(r.stderr, "s3cr3t") {
+		t.Fatalf("run --once with a bad webhook secret: exit %d: %s", r.code, r.stderr)
+	}
+	if err := os.WriteFile(secret, []byte("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := watchdogd(t, e.environ(), "check-config", e.cfg); r.code != 0 || r.stdout != "SUCCESS: "+e.cfg+"\n" {
+		t.Fatalf("check-config with a good webhook secret: exit %d %q", r.code, r.stdout)
+	}
+	e.once()
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/watchdogd/watchdogd/internal/ledger"
 	"github.com/watchdogd/watchdogd/internal/logline"
 	"github.com/watchdogd/watchdogd/internal/metrics"
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/nudge"
 	"github.com/watchdogd/watchdogd/internal/outlets"
 	"github.com/watchdogd/watchdogd/internal/slack"
@@ -81,7 +82,16 @@ func Connect(cfg *config.Config, src Sources, log *zap.Logger, c *cycle.Cycle) (
 		}
 		s = SlackOutlet(cfg, slack.NewClient(src.Slack, cfg.Slack.APIURL, cfg.Slack.Timeout), c.Metrics)
 	}
-	return Outlets(cfg, s, n)
+	reg, err := Outlets(cfg, s, n)
+	if err != nil {
+		return nil, err
+	}
+	if h, ok := reg[model.ActionWebhook].Outlet.(*webhook.Outlet); ok {
+		if err := h.Check(); err != nil {
+			return nil, err
+		}
+	}
+	return reg, nil
 }
 
 // Outlets registers cfg's outlets, with s as its Slack outlet (nil

@@ -3,9 +3,11 @@ package webhook
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"time"
@@ -38,6 +40,19 @@ func New(hooks []config.Webhook) *Outlet {
 		o.Hooks[h.Name] = h
 	}
 	return o
+}
+
+// Check reads every webhook's secret: the daemon refuses to start (or to
+// reload) on one it could not sign with, rather than retry each step
+// forever.
+func (o *Outlet) Check() error {
+	var errs []error
+	for _, h := range o.Hooks {
+		if _, err := o.key(h); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // key reads a webhook's signing key from its secret file.
@@ -98,6 +113,12 @@ func (o *Outlet) Send(ctx context.Context, at deliver.Attempt) deliver.Sent {
 	req.Header.Set("webhook-signature", Sign(key, a.Key, at.Now, body))
 	resp, err := o.Client.Do(req)
 	if err != nil {
+		// Not the URL: a receiver's URL may carry a token in its path or
+		// query, and this error goes to the log and the ledger.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = fmt.Errorf("%s: %w", ue.Op, ue.Err)
+		}
 		return deliver.Error(fmt.Errorf("webhook %s: %w", a.Channel, err), deliver.Transport(err))
 	}
 	defer func() { _ = resp.Body.Close() }()
