@@ -253,14 +253,17 @@ func (p *planner) missing(e model.Episode) {
 	}
 	p.plan.Resolve = append(p.plan.Resolve, model.Resolve{ID: e.ID, At: p.in.Now, Reason: p.in.Reason(e)})
 	for _, a := range e.Actions {
-		if a.State == model.StatePending && !a.Uncertain {
+		// A click's story is told whatever became of the click: the
+		// person who clicked is never left without an answer.
+		if a.State == model.StatePending && !a.Uncertain && !strings.HasPrefix(a.Seq, "tell/") {
 			p.plan.Supersede = append(p.plan.Supersede, a.Key)
 		}
 	}
-	// Edit the first message in place when it was (or may have been) sent.
-	// A first message that never went out resolves silently.
+	// Edit the first message in place when it was (or may have been) sent,
+	// unless a click's story says how it ended there already. A first
+	// message that never went out resolves silently.
 	first := firstSlack(e, nil)
-	if first == nil || !p.policy(e.Kind).ResolveEnabled() || p.in.Routing == nil {
+	if first == nil || !p.policy(e.Kind).ResolveEnabled() || p.in.Routing == nil || Told(e) {
 		return
 	}
 	mayHaveLanded := first.State == model.StateDelivered || first.State == model.StateClaimed || first.State == model.StatePending && first.Uncertain
