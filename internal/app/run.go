@@ -79,13 +79,19 @@ func Connect(cfg *config.Config, src Sources, log *zap.Logger, c *cycle.Cycle) (
 		}
 		s = SlackOutlet(cfg, slack.NewClient(src.Slack, cfg.Slack.APIURL, cfg.Slack.Timeout), c.Metrics)
 	}
-	return outlets.Register(s, n, &logline.Outlet{}), nil
+	reg := outlets.Register(s, n, &logline.Outlet{})
+	if s != nil && cfg.Slack.Interactivity != nil {
+		if err := connectClicks(reg, cfg, src, c, s, kc, n); err != nil {
+			return nil, err
+		}
+	}
+	return reg, nil
 }
 
 // SlackOutlet is the Slack outlet of cfg (which has a slack: block)
 // through client, counting rate limits on m (nil: not counted).
 func SlackOutlet(cfg *config.Config, client *slack.Client, m *metrics.Metrics) *slack.Outlet {
-	s := &slack.Outlet{Client: client, Budget: func() int { return cfg.Slack.MaxMessagesPerCycle }}
+	s := &slack.Outlet{Client: client, Budget: func() int { return cfg.Slack.MaxMessagesPerCycle }, Interactive: cfg.Slack.Interactivity != nil}
 	if m != nil {
 		s.RateLimited = m.SlackRateLimited.Inc
 	}
