@@ -26,6 +26,7 @@ import (
 	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/cycle"
 	"github.com/watchdogd/watchdogd/internal/dburl"
+	"github.com/watchdogd/watchdogd/internal/interact"
 	"github.com/watchdogd/watchdogd/internal/ledger"
 	"github.com/watchdogd/watchdogd/internal/metrics"
 	"github.com/watchdogd/watchdogd/internal/scan"
@@ -80,6 +81,13 @@ type daemon struct {
 	// goroutine that runs them (reloader); stopping closes at SIGTERM.
 	reloads  chan chan error
 	stopping chan struct{}
+
+	// clicks is what a click in Slack is handled with (slack.interactivity),
+	// nil until the ledger is open; clickWork waits for clicks being
+	// delivered at shutdown, clickSrv is the HTTP mode's listener.
+	clicks    atomic.Pointer[clickRig]
+	clickWork *interact.Handler
+	clickSrv  shutdowner
 }
 
 // status is what the HTTP side reads.
@@ -129,6 +137,9 @@ func Run(ctx context.Context, opts Options) error {
 	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
 	if err := d.start(work, cfg); err != nil {
+		return err
+	}
+	if d.clickSrv, err = d.receiveClicks(work, cfg); err != nil {
 		return err
 	}
 	// Where it reads and writes, passwords redacted: the first thing to
@@ -226,6 +237,7 @@ func (d *daemon) install(cfg *config.Config, src app.Sources) error {
 	d.cycle = c
 	d.cfg.Store(cfg)
 	d.src = src
+	d.armClicks()
 	for _, r := range retired {
 		_ = r.Close()
 	}
@@ -261,6 +273,12 @@ func (d *daemon) shutdown(srv shutdowner, cancelWork context.CancelFunc) error {
 	}
 	if err := srv.Shutdown(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		d.log.Warn("stop HTTP", zap.Error(err))
+	}
+	if d.clickSrv != nil {
+		_ = d.clickSrv.Shutdown(ctx)
+	}
+	if d.clickWork != nil {
+		d.clickWork.Wait()
 	}
 	if d.reader != nil {
 		_ = d.reader.Close()

@@ -1,9 +1,11 @@
 package slack
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	slackapi "github.com/slack-go/slack"
 
@@ -134,4 +136,15 @@ func Submitted(f scan.Finding, state map[string]map[string]slackapi.BlockAction)
 
 func plainClip(s string, n int) *slackapi.TextBlockObject {
 	return slackapi.NewTextBlockObject(slackapi.PlainTextType, clip(s, n), false, false)
+}
+
+// OpenForm opens a form for the person who clicked (views.open), within
+// the 3 seconds Slack honours a trigger for.
+func (s *Client) OpenForm(ctx context.Context, triggerID string, view slackapi.ModalViewRequest) error {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if _, err := s.client.OpenViewContext(ctx, triggerID, view); err != nil {
+		return fmt.Errorf("views.open: %w", err)
+	}
+	return nil
 }

@@ -1,0 +1,104 @@
+package interact
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	slackapi "github.com/slack-go/slack"
+	"github.com/slack-go/slack/socketmode"
+	"go.uber.org/zap"
+)
+
+// Socket receives interactions over Socket Mode: apps.connections.open
+// with the app-level token gives a WebSocket URL, Slack sends envelopes
+// on it, and each is acknowledged by its envelope_id once its click is
+// saved (an envelope not acknowledged is sent again: no click is lost to a
+// crash or a reconnect). socketmode reconnects on Slack's disconnect
+// envelope and on a dead connection; Run starts it again, after a pause,
+// when it gives up.
+type Socket struct {
+	Handler *Handler
+	// API is a Slack client with the app-level token (and the API URL).
+	API *slackapi.Client
+	// Connected, when set, hears of each connection made (a test, the log).
+	Connected func()
+}
+
+// Run receives until ctx ends.
+func (s *Socket) Run(ctx context.Context) {
+	log := s.Handler.Log
+	for pause := time.Second; ctx.Err() == nil; pause = min(2*pause, time.Minute) {
+		c := socketmode.New(s.API)
+		done := make(chan error, 1)
+		go func() { done <- c.RunContext(ctx) }()
+		err := s.receive(ctx, c, done)
+		if ctx.Err() != nil {
+			return
+		}
+		log.Warn("Slack Socket Mode stopped; connecting again", zap.Duration("after", pause), zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(pause):
+		}
+	}
+}
+
+// receive handles one socketmode client's events until it stops.
+func (s *Socket) receive(ctx context.Context, c *socketmode.Client, done <-chan error) error {
+	for {
+		select {
+		case err := <-done:
+			return err
+		case evt := <-c.Events:
+			s.event(ctx, c, evt)
+		}
+	}
+}
+
+// event handles one socketmode event: an interaction is saved, then
+// acknowledged; anything else is logged or ignored.
+func (s *Socket) event(ctx context.Context, c *socketmode.Client, evt socketmode.Event) {
+	log := s.Handler.Log
+	switch evt.Type {
+	case socketmode.EventTypeConnected:
+		log.Info("connected to Slack over Socket Mode")
+		if s.Connected != nil {
+			s.Connected()
+		}
+	case socketmode.EventTypeInvalidAuth, socketmode.EventTypeConnectionError:
+		log.Warn("Slack Socket Mode connection failed", zap.String("event", string(evt.Type)), zap.Any("detail", evt.Data))
+	case socketmode.EventTypeInteractive:
+		if evt.Request == nil {
+			return
+		}
+		cb, ok := evt.Data.(slackapi.InteractionCallback)
+		if !ok {
+			s.Handler.count("malformed")
+			_ = c.Ack(*evt.Request)
+			return
+		}
+		ev, err := FromCallback(cb)
+		switch {
+		case errors.Is(err, ErrNotOurs):
+		case err != nil:
+			s.Handler.count("malformed")
+			log.Warn("an interaction from Slack watchdogd cannot read", zap.Error(err))
+		default:
+			hctx, cancel := context.WithTimeout(ctx, 2500*time.Millisecond)
+			err = s.Handler.Handle(hctx, ev)
+			cancel()
+			if err != nil {
+				return // not acknowledged: Slack sends it again
+			}
+		}
+		if err := c.Ack(*evt.Request); err != nil {
+			log.Warn("acknowledge an interaction", zap.Error(err))
+		}
+	default:
+		if evt.Request != nil && evt.Request.EnvelopeID != "" {
+			_ = c.Ack(*evt.Request) // events watchdogd does not subscribe to
+		}
+	}
+}
