@@ -36,7 +36,7 @@ type Metrics struct {
 	// SlackInteractions counts clicks received from Slack by result
 	// (InteractionResults).
 	SlackInteractions *prometheus.CounterVec
-	MalformedMetadata   prometheus.Gauge
+	MalformedMetadata prometheus.Gauge
 	// UnparseableTimestamps counts values, not rows, as the snapshot
 	// lists them: those in no shape kandev writes and those too far in
 	// the future, both read as missing.
