@@ -82,7 +82,7 @@ func click(t *testing.T, m slacktest.Message, user, label string) []byte {
 			}
 			p, _ := json.Marshal(map[string]any{"type": "block_actions", "user": map[string]any{"id": user}, "trigger_id": "trig-1",
 				"container": map[string]any{"type": "message", "message_ts": m.TS, "channel_id": m.Channel},
-				"channel": map[string]any{"id": m.Channel}, "message": map[string]any{"ts": m.TS},
+				"channel":   map[string]any{"id": m.Channel}, "message": map[string]any{"ts": m.TS},
 				"actions": []any{map[string]any{"type": "button", "action_id": btn["action_id"], "block_id": b["block_id"], "value": btn["value"]}}})
 			return p
 		}
