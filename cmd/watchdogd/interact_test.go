@@ -18,7 +18,10 @@ import (
 	"github.com/watchdogd/watchdogd/internal/slacktest"
 )
 
-const signingSecret = "slack-signing-secret-do-not-log"
+const (
+	signingSecret = "slack-signing-secret-do-not-log"
+	appToken      = "xapp-1-app-token-do-not-log"
+)
 
 // questions is a kandev with two sessions waiting on a one-question
 // bundle each (workspace ws-ops: channel C-ops), which kandev's respond
@@ -35,9 +38,10 @@ func questions(now time.Time) kandevdb.Dataset {
 
 // interactiveEnv is an env whose config turns slack.interactivity on
 // (mode and its settings in block), with a daemon running on it.
-func interactiveEnv(t *testing.T, block string) (*env, *daemonProc) {
+func interactiveEnv(t *testing.T, block string, environ ...string) (*env, *daemonProc) {
 	t.Helper()
 	e := newEnv(t, questions(time.Now()), "sqlite", "")
+	e.slack.EnableSocketMode(appToken)
 	e.ws.AddBundle("p-a", "q-a")
 	e.ws.AddBundle("p-b", "q-b")
 	if err := os.WriteFile(filepath.Join(e.dir, "signing"), []byte(signingSecret+"\n"), 0o600); err != nil {
@@ -46,7 +50,7 @@ func interactiveEnv(t *testing.T, block string) (*env, *daemonProc) {
 	extra, base := daemonConfig(t, "")
 	text := strings.Replace(baseConfig, "  routes:\n", "  interactivity:\n"+block+"    allowed_users: [U0ALICE]\n  routes:\n", 1)
 	writeConfigText(t, e, text+extra)
-	d := e.startDaemon(base)
+	d := e.startDaemon(base, environ...)
 	d.waitView(t)
 	waitFor(t, 20*time.Second, "the two questions posted with buttons", func() bool { return len(firstPosts(e.slack)) == 2 })
 	return e, d
@@ -185,5 +189,51 @@ func TestSlackHTTPClicks(t *testing.T) {
 	ephemeralTo(t, e.slack, "U0ALICE", "answered in kandev first")
 	if r := e.ws.Responds(); len(r) != 2 || r[1].Claimed {
 		t.Fatalf("kandev's responds %+v: the second must not be taken", r)
+	}
+}
+
+// TestSlackSocketModeClicks: through the real binary in Socket Mode, a
+// click Slack sends twice and once more across a disconnect envelope (sent
+// while no connection is open, so Slack sends it on the next) answers
+// kandev once and edits the message once; every envelope is acknowledged,
+// those sent on an open connection within Slack's 3 seconds.
+func TestSlackSocketModeClicks(t *testing.T) {
+	e, _ := interactiveEnv(t, "    mode: socket\n", "WATCHDOGD_SLACK_APP_TOKEN="+appToken)
+	waitFor(t, 20*time.Second, "a Socket Mode connection", func() bool { return e.slack.Connections() >= 1 })
+	pgx := click(t, firstPosts(e.slack)["sess-a"], "U0ALICE", "pgx")
+	first, second := e.slack.SendInteraction(pgx), e.slack.SendInteraction(pgx)
+	waitFor(t, 10*time.Second, "both envelopes acknowledged", func() bool {
+		_, a := e.slack.Acked(first)
+		_, b := e.slack.Acked(second)
+		return a && b
+	})
+	for _, id := range []string{first, second} {
+		if d, _ := e.slack.Acked(id); d > 3*time.Second {
+			t.Fatalf("envelope %s acknowledged after %s", id, d)
+		}
+	}
+	e.slack.Disconnect()
+	third := e.slack.SendInteraction(pgx)
+	waitFor(t, 30*time.Second, "a new connection and the third envelope acknowledged", func() bool {
+		_, ok := e.slack.Acked(third)
+		return ok && e.slack.Connections() >= 2
+	})
+	ts := firstPosts(e.slack)["sess-a"].TS
+	waitFor(t, 20*time.Second, "the message edited", func() bool {
+		for _, m := range e.slack.Messages() {
+			if m.TS == ts && m.Edits > 0 {
+				return true
+			}
+		}
+		return false
+	})
+	time.Sleep(3 * time.Second)
+	if r := e.ws.Responds(); len(r) != 1 || !r[0].Claimed {
+		t.Fatalf("kandev's responds %+v, want one", r)
+	}
+	for _, m := range e.slack.Messages() {
+		if m.TS == ts && m.Edits != 1 {
+			t.Fatalf("the message was edited %d times", m.Edits)
+		}
 	}
 }

@@ -164,7 +164,9 @@ func (s *Server) socketMode() *socketMode {
 // acknowledged yet, pings every second, and acknowledgements read.
 func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 	sm := s.socketMode()
-	c, err := websocket.Accept(w, r, nil)
+	// slack-go's client sends Origin: https://api.slack.com, as it would
+	// to Slack.
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: []string{"api.slack.com"}})
 	if err != nil {
 		return
 	}
