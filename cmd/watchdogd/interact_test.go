@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -235,5 +237,68 @@ func TestSlackSocketModeClicks(t *testing.T) {
 		if m.TS == ts && m.Edits != 1 {
 			t.Fatalf("the message was edited %d times", m.Edits)
 		}
+	}
+}
+
+// episodeOf is the id of the first episode of session in the ledger.
+func episodeOf(t *testing.T, e *env, session string) string {
+	t.Helper()
+	eps, err := e.ledger().Episodes(context.Background(), false, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := len(eps) - 1; i >= 0; i-- {
+		if eps[i].SessionID == session {
+			return eps[i].ID
+		}
+	}
+	t.Fatalf("no episode of %s", session)
+	return ""
+}
+
+// TestSlackSnoozeAndResolve: through the real binary, "Snooze 1h" and
+// "Resolve" store silences made by who clicked (silence list shows them),
+// edit each message once to say so, and the resolved question, which
+// kandev still shows, is not paged again: the next cycles open a new
+// episode for it whose post the silence holds until the finding clears.
+// episodes show lists the clicks.
+func TestSlackSnoozeAndResolve(t *testing.T) {
+	listen := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	e, _ := interactiveEnv(t, "    mode: http\n    listen: "+listen+"\n    signing_secret_file: {{.dir}}/signing\n")
+	posts := firstPosts(e.slack)
+	if c1, c2 := post(t, listen, click(t, posts["sess-a"], "U0ALICE", "Snooze 1h"), nil),
+		post(t, listen, click(t, posts["sess-b"], "U0ALICE", "Resolve"), nil); c1 != 200 || c2 != 200 {
+		t.Fatalf("clicks: %d %d", c1, c2)
+	}
+	edited := func(ts, text string) bool {
+		for _, m := range e.slack.Messages() {
+			b, _ := json.Marshal(m.Blocks)
+			if m.TS == ts && strings.Contains(string(b), text) {
+				return m.Edits == 1
+			}
+		}
+		return false
+	}
+	waitFor(t, 20*time.Second, "both messages edited", func() bool {
+		return edited(posts["sess-a"].TS, `Snoozed by \u003c@U0ALICE\u003e until`) && edited(posts["sess-b"].TS, `Resolved by \u003c@U0ALICE\u003e from Slack`)
+	})
+	time.Sleep(4 * time.Second) // cycles that would page the resolved question again
+	top := 0
+	for _, m := range e.slack.Messages() {
+		b, _ := json.Marshal(m.Blocks)
+		if m.ThreadTS == "" && strings.Contains(string(b), "sess-b") {
+			top++
+		}
+	}
+	if top != 1 {
+		t.Fatalf("the resolved question was posted %d times", top)
+	}
+	r := watchdogd(t, e.environ(), "silence", "list", "--config", e.cfg)
+	if r.code != 0 || strings.Count(r.stdout, "slack:U0ALICE") != 2 {
+		t.Fatalf("silence list (exit %d):\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = watchdogd(t, e.environ(), "episodes", "show", "--config", e.cfg, episodeOf(t, e, "sess-a"))
+	if r.code != 0 || !strings.Contains(r.stdout, "INTERACTIONS") || !regexp.MustCompile(`U0ALICE\s+snooze: 1h\s+delivered`).MatchString(r.stdout) {
+		t.Fatalf("episodes show (exit %d):\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
