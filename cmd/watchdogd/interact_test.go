@@ -28,10 +28,10 @@ const (
 // questions is a kandev with two sessions waiting on a one-question
 // bundle each (workspace ws-ops: channel C-ops), which kandev's respond
 // knows too.
-func questions(now time.Time) kandevdb.Dataset {
+func questions(now time.Time, ids ...string) kandevdb.Dataset {
 	b := kandevdb.NewBuilder(now)
 	opts := []kandevdb.QuestionOpt{{ID: "pgx", Label: "pgx"}, {ID: "pq", Label: "lib/pq"}}
-	for _, id := range []string{"a", "b"} {
+	for _, id := range ids {
 		s := b.Session("sess-"+id, "Pick a driver "+id, "ws-ops", "WAITING_FOR_INPUT", time.Hour, "")
 		s.Turn("turn-"+id, 50*time.Minute, -1, "").Clarification("p-"+id, "q-"+id, "Which driver?", "Which SQL driver?", opts, "", 30*time.Minute, nil)
 	}
@@ -39,13 +39,21 @@ func questions(now time.Time) kandevdb.Dataset {
 }
 
 // interactiveEnv is an env whose config turns slack.interactivity on
-// (mode and its settings in block), with a daemon running on it.
+// (mode and its settings in block), with a daemon running on it, and a
+// question in sessions sess-a and sess-b.
 func interactiveEnv(t *testing.T, block string, environ ...string) (*env, *daemonProc) {
+	return interactiveEnvOf(t, block, []string{"a", "b"}, environ...)
+}
+
+// interactiveEnvOf is interactiveEnv with a question in each session
+// sess-<id>.
+func interactiveEnvOf(t *testing.T, block string, ids []string, environ ...string) (*env, *daemonProc) {
 	t.Helper()
-	e := newEnv(t, questions(time.Now()), "sqlite", "")
+	e := newEnv(t, questions(time.Now(), ids...), "sqlite", "")
 	e.slack.EnableSocketMode(appToken)
-	e.ws.AddBundle("p-a", "q-a")
-	e.ws.AddBundle("p-b", "q-b")
+	for _, id := range ids {
+		e.ws.AddBundle("p-"+id, "q-"+id)
+	}
 	if err := os.WriteFile(filepath.Join(e.dir, "signing"), []byte(signingSecret+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -54,20 +62,19 @@ func interactiveEnv(t *testing.T, block string, environ ...string) (*env, *daemo
 	writeConfigText(t, e, text+extra)
 	d := e.startDaemon(base, environ...)
 	d.waitView(t)
-	waitFor(t, 20*time.Second, "the two questions posted with buttons", func() bool { return len(firstPosts(e.slack)) == 2 })
+	waitFor(t, time.Duration(20+2*len(ids))*time.Second, "the questions posted with buttons", func() bool { return len(firstPosts(e.slack)) == len(ids) })
 	return e, d
 }
 
 // firstPosts are the top-level messages carrying buttons, by session.
 func firstPosts(s *slacktest.Server) map[string]slacktest.Message {
 	out := map[string]slacktest.Message{}
+	session := regexp.MustCompile("session `(sess-[a-z0-9]+)`")
 	for _, m := range s.Messages() {
 		b, _ := json.Marshal(m.Blocks)
 		if m.ThreadTS == "" && strings.Contains(string(b), `"type":"actions"`) {
-			for _, id := range []string{"sess-a", "sess-b"} {
-				if strings.Contains(string(b), id) {
-					out[id] = m
-				}
+			if id := session.FindStringSubmatch(string(b)); id != nil {
+				out[id[1]] = m
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // Answer is one question's answer as kandev's respond takes it.
@@ -89,7 +90,8 @@ func (s *WSServer) PermissionAnswers() []PermissionAnswer {
 }
 
 // SetRespondFault sets (nil: clears) what decides a respond's fate by its
-// number (1-based): "" serves it, "500" answers 500 without taking it,
+// number (1-based): "" serves it, "slow" takes it and answers 400 ms
+// later, "500" answers 500 without taking it,
 // "500-after" takes it and answers 500, "drop" takes it and drops the
 // connection without an answer.
 func (s *WSServer) SetRespondFault(f func(n int) string) {
@@ -133,6 +135,9 @@ func (s *WSServer) respond(w http.ResponseWriter, r *http.Request) {
 		onAnswer(pendingID, body.Answers)
 	}
 	switch fault {
+	case "slow":
+		time.Sleep(400 * time.Millisecond)
+		reply(w, status, answer)
 	case "500-after":
 		reply(w, http.StatusInternalServerError, map[string]any{"error": "injected after taking the answer"})
 	case "drop":

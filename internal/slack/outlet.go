@@ -54,6 +54,9 @@ func (o *Outlet) Render(r deliver.Rendering) (string, error) {
 // channel (or the thread) carrying the action's key.
 func (o *Outlet) Find(ctx context.Context, at deliver.Attempt) (deliver.Sent, bool) {
 	a := at.Action
+	if a.Kind == model.ActionSlackTell {
+		return o.findTold(ctx, at)
+	}
 	if a.Kind != model.ActionSlack {
 		return deliver.Sent{}, false // an edit is the same edit again
 	}

@@ -113,7 +113,50 @@ func Told(orig Message, line string, keep bool) Message {
 		}
 		blocks = append(blocks, b)
 	}
-	return Message{Text: clip(orig.Text, maxFallback), Blocks: slackapi.Blocks{BlockSet: blocks}}
+	// The text starts with the story too: it is what Find compares.
+	return Message{Text: clip(line+"\n"+orig.Text, maxFallback), Blocks: slackapi.Blocks{BlockSet: blocks}}
+}
+
+// findTold says whether an edit an interrupted attempt made is in Slack
+// already: the message clicked carries the story's text. An ephemeral
+// reply cannot be looked for (Slack keeps none); it is sent again.
+func (o *Outlet) findTold(ctx context.Context, at deliver.Attempt) (deliver.Sent, bool) {
+	if at.Parent == nil {
+		return deliver.Sent{}, false
+	}
+	b, err := model.DecodeClick(at.Parent.Body)
+	if err != nil {
+		return deliver.Sent{}, false
+	}
+	orig, err := DecodeMessage(at.Action.Body)
+	if err != nil {
+		return deliver.Sent{}, false
+	}
+	want := WithinLimits(Told(orig, Story(at.Parent.Kind, b), at.Parent.Kind == model.ActionSnooze)).Text
+	text, err := o.Client.TextAt(ctx, b.Channel, b.TS)
+	switch {
+	case err != nil:
+		return failed(err), true
+	case text == want:
+		return deliver.Delivered(b.Channel, b.TS), true
+	}
+	return deliver.Sent{}, false
+}
+
+// TextAt is the text of the message at ts in channel, "" when it is not
+// there (conversations.history bounded to that instant).
+func (s *Client) TextAt(ctx context.Context, channel, ts string) (string, error) {
+	resp, err := s.client.GetConversationHistoryContext(ctx, &slackapi.GetConversationHistoryParameters{
+		ChannelID: channel, Oldest: ts, Latest: ts, Inclusive: true, Limit: 1})
+	if err != nil {
+		return "", fmt.Errorf("conversations.history at %s in %s: %w", ts, channel, err)
+	}
+	for _, m := range resp.Messages {
+		if m.Timestamp == ts {
+			return m.Text, nil
+		}
+	}
+	return "", nil
 }
 
 // Ephemeral shows text to one user in a channel (chat.postEphemeral).
