@@ -50,10 +50,18 @@ func interactiveEnv(t *testing.T, block string, environ ...string) (*env, *daemo
 func interactiveEnvOf(t *testing.T, block string, ids []string, environ ...string) (*env, *daemonProc) {
 	t.Helper()
 	e := newEnv(t, questions(time.Now(), ids...), "sqlite", "")
-	e.slack.EnableSocketMode(appToken)
 	for _, id := range ids {
 		e.ws.AddBundle("p-"+id, "q-"+id)
 	}
+	return e, startInteractive(t, e, block, len(ids), environ...)
+}
+
+// startInteractive turns slack.interactivity on in e's config (mode and
+// its settings in block; only U0ALICE may act), starts a daemon and waits
+// for posts first messages with buttons.
+func startInteractive(t *testing.T, e *env, block string, posts int, environ ...string) *daemonProc {
+	t.Helper()
+	e.slack.EnableSocketMode(appToken)
 	if err := os.WriteFile(filepath.Join(e.dir, "signing"), []byte(signingSecret+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -62,8 +70,8 @@ func interactiveEnvOf(t *testing.T, block string, ids []string, environ ...strin
 	writeConfigText(t, e, text+extra)
 	d := e.startDaemon(base, environ...)
 	d.waitView(t)
-	waitFor(t, time.Duration(20+2*len(ids))*time.Second, "the questions posted with buttons", func() bool { return len(firstPosts(e.slack)) == len(ids) })
-	return e, d
+	waitFor(t, time.Duration(20+2*posts)*time.Second, "the first messages posted with buttons", func() bool { return len(firstPosts(e.slack)) == posts })
+	return d
 }
 
 // firstPosts are the top-level messages carrying buttons, by session.

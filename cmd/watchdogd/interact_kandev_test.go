@@ -1,0 +1,65 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/watchdogd/watchdogd/internal/kandevdb"
+)
+
+// permissionAndShadowed is a kandev with a permission request offering
+// two options (its request id and options in its metadata, as kandev
+// writes them) and a question kandev hides (a resume's lifecycle turn
+// after the real one: kandev refuses its answer).
+func permissionAndShadowed(now time.Time) kandevdb.Dataset {
+	m := time.Minute
+	b := kandevdb.NewBuilder(now)
+	s := b.Session("sess-perm", "Clean build scripts", "ws-ops", "RUNNING", 40*m, "")
+	s.Turn("turn-perm", 30*m, -1, "").Agent("tool_call", 22*m).Message("agent", "permission_request", "run `rm -rf build/`", 20*m,
+		`{"pending_id":"perm-1","tool_call_id":"tc-1","status":"pending","request_id":"req-1",`+
+			`"options":[{"option_id":"allow","name":"Allow once","kind":"allow_once"},{"option_id":"reject","name":"Reject","kind":"reject_once"}]}`)
+	s = b.Session("sess-shadowed", "Upgrade Postgres driver", "ws-ops", "WAITING_FOR_INPUT", 90*m, "")
+	s.Turn("turn-real", 80*m, -1, "").Agent("tool_call", 75*m).
+		Clarification("p-pg", "q-pg", "Driver choice", "Pick A or B?", []kandevdb.QuestionOpt{{ID: "a", Label: "pgx"}, {ID: "b", Label: "lib/pq"}}, "pending", 70*m, nil)
+	s.Turn("turn-boot", 79*m, 79*m, "").Message("agent", "script_execution", "boot", 79*m, `{"script_type": "agent_boot", "is_resuming": true}`)
+	return b.DS
+}
+
+// TestSlackPermissionAndSendAsMessage: through the real binary, a
+// permission's button sends one permission.respond with kandev's request
+// id, pending id and the option chosen; a hidden question's "Send as
+// message", clicked twice, sends one message.add with the option chosen
+// and a client_message_id, and answers nothing (kandev would refuse).
+func TestSlackPermissionAndSendAsMessage(t *testing.T) {
+	e := newEnv(t, permissionAndShadowed(time.Now()), "sqlite", "")
+	e.ws.AddPermission("perm-1", "req-1")
+	listen := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	startInteractive(t, e, "    mode: http\n    listen: "+listen+"\n    signing_secret_file: {{.dir}}/signing\n", 2)
+	posts := firstPosts(e.slack)
+	if c := post(t, listen, click(t, posts["sess-perm"], "U0ALICE", "Allow once"), nil); c != 200 {
+		t.Fatalf("permission click: %d", c)
+	}
+	waitFor(t, 20*time.Second, "kandev's permission answered", func() bool { return len(e.ws.PermissionAnswers()) > 0 })
+	send := click(t, posts["sess-shadowed"], "U0ALICE", "Send “pgx” as message")
+	for i := 0; i < 2; i++ {
+		if c := post(t, listen, send, nil); c != 200 {
+			t.Fatalf("send-as-message click %d: %d", i, c)
+		}
+	}
+	waitFor(t, 20*time.Second, "the answer sent as a message", func() bool { return len(e.ws.Messages()) > 0 })
+	time.Sleep(3 * time.Second) // cycles more: nothing is sent again
+	if p := e.ws.PermissionAnswers(); len(p) != 1 || p[0].RequestID != "req-1" || p[0].PendingID != "perm-1" || p[0].OptionID != "allow" ||
+		p[0].SessionID != "sess-perm" {
+		t.Fatalf("permission answers %+v", p)
+	}
+	msgs := e.ws.Messages()
+	if len(msgs) != 1 || msgs[0].SessionID != "sess-shadowed" || msgs[0].ClientMessageID == "" || e.ws.Duplicates() != 0 ||
+		!regexp.MustCompile(`pgx`).MatchString(msgs[0].Content) {
+		t.Fatalf("messages %+v (duplicates %d)", msgs, e.ws.Duplicates())
+	}
+	if r := e.ws.Responds(); len(r) != 0 {
+		t.Fatalf("kandev's respond was called for a hidden question: %+v", r)
+	}
+}
