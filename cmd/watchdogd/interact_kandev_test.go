@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,5 +62,29 @@ func TestSlackPermissionAndSendAsMessage(t *testing.T) {
 	}
 	if r := e.ws.Responds(); len(r) != 0 {
 		t.Fatalf("kandev's respond was called for a hidden question: %+v", r)
+	}
+}
+
+// TestNotifyTestChecksSocketMode: notify-test opens a Socket Mode
+// connection with the app-level token, and says what is wrong with a
+// token Slack refuses or one that is not an app-level token.
+func TestNotifyTestChecksSocketMode(t *testing.T) {
+	e := newEnv(t, permissionAndShadowed(time.Now()), "sqlite", "")
+	interactiveConfig(t, e, "    mode: socket\n")
+	for _, c := range []struct {
+		token, want string
+		code        int
+	}{
+		{appToken, "Socket Mode: connected with the app-level token: ok", 0},
+		{"xapp-1-revoked", "invalid_auth", 1},
+		{slackToken, "not an app-level token", 1},
+	} {
+		r := watchdogd(t, append(e.environ(), "WATCHDOGD_SLACK_APP_TOKEN="+c.token), "notify-test", "--config", e.cfg, "--workspace", "ws-ops")
+		if r.code != c.code || !strings.Contains(r.stdout+r.stderr, c.want) || strings.Contains(r.stdout+r.stderr, c.token) {
+			t.Fatalf("notify-test with %s: exit %d\n%s%s", c.token[:5], r.code, r.stdout, r.stderr)
+		}
+	}
+	if n := e.slack.Connections(); n != 1 {
+		t.Fatalf("Socket Mode connections %d, want 1", n)
 	}
 }

@@ -56,10 +56,10 @@ func interactiveEnvOf(t *testing.T, block string, ids []string, environ ...strin
 	return e, startInteractive(t, e, block, len(ids), environ...)
 }
 
-// startInteractive turns slack.interactivity on in e's config (mode and
-// its settings in block; only U0ALICE may act), starts a daemon and waits
-// for posts first messages with buttons.
-func startInteractive(t *testing.T, e *env, block string, posts int, environ ...string) *daemonProc {
+// interactiveConfig turns slack.interactivity on in e's config (mode and
+// its settings in block; only U0ALICE may act) and returns the daemon's
+// HTTP base URL.
+func interactiveConfig(t *testing.T, e *env, block string) string {
 	t.Helper()
 	e.slack.EnableSocketMode(appToken)
 	if err := os.WriteFile(filepath.Join(e.dir, "signing"), []byte(signingSecret+"\n"), 0o600); err != nil {
@@ -68,7 +68,15 @@ func startInteractive(t *testing.T, e *env, block string, posts int, environ ...
 	extra, base := daemonConfig(t, "")
 	text := strings.Replace(baseConfig, "  routes:\n", "  interactivity:\n"+block+"    allowed_users: [U0ALICE]\n  routes:\n", 1)
 	writeConfigText(t, e, text+extra)
-	d := e.startDaemon(base, environ...)
+	return base
+}
+
+// startInteractive turns slack.interactivity on in e's config (mode and
+// its settings in block; only U0ALICE may act), starts a daemon and waits
+// for posts first messages with buttons.
+func startInteractive(t *testing.T, e *env, block string, posts int, environ ...string) *daemonProc {
+	t.Helper()
+	d := e.startDaemon(interactiveConfig(t, e, block), environ...)
 	d.waitView(t)
 	waitFor(t, time.Duration(20+2*posts)*time.Second, "the first messages posted with buttons", func() bool { return len(firstPosts(e.slack)) == posts })
 	return d

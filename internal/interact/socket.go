@@ -3,6 +3,7 @@ package interact
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	slackapi "github.com/slack-go/slack"
@@ -99,6 +100,39 @@ func (s *Socket) event(ctx context.Context, c *socketmode.Client, evt socketmode
 	default:
 		if evt.Request != nil && evt.Request.EnvelopeID != "" {
 			_ = c.Ack(*evt.Request) // events watchdogd does not subscribe to
+		}
+	}
+}
+
+// Check connects to Slack over Socket Mode once (apps.connections.open
+// with the app-level token, then the WebSocket until Slack's hello) and
+// disconnects: notify-test's proof that clicks can arrive.
+func Check(ctx context.Context, api *slackapi.Client) error {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	c := socketmode.New(api)
+	done := make(chan error, 1)
+	go func() { done <- c.RunContext(ctx) }()
+	for {
+		select {
+		case err := <-done:
+			if err == nil || errors.Is(err, context.Canceled) {
+				err = errors.New("the connection closed before Slack's hello")
+			}
+			return fmt.Errorf("Socket Mode: %w", err)
+		case <-ctx.Done():
+			return fmt.Errorf("Socket Mode: no hello from Slack within 15s: %w", ctx.Err())
+		case evt := <-c.Events:
+			switch evt.Type {
+			case socketmode.EventTypeHello:
+				cancel()
+				<-done
+				return nil
+			case socketmode.EventTypeInvalidAuth:
+				return fmt.Errorf("Socket Mode: Slack refused the app-level token (invalid_auth)")
+			case socketmode.EventTypeConnectionError:
+				return fmt.Errorf("Socket Mode: %v", evt.Data)
+			}
 		}
 	}
 }
