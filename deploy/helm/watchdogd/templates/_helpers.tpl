@@ -53,6 +53,10 @@ secrets.existingSecretKeys says it holds. Renders "true" or nothing.
 {{- if $s.kandevToken }}true{{ end -}}
 {{- else if eq .key "slackToken" -}}
 {{- if $s.slackToken }}true{{ end -}}
+{{- else if eq .key "slackAppToken" -}}
+{{- if $s.slackAppToken }}true{{ end -}}
+{{- else if eq .key "slackSigningSecret" -}}
+{{- if $s.slackSigningSecret }}true{{ end -}}
 {{- else -}}
 true
 {{- end -}}
@@ -101,6 +105,15 @@ that secrets come from mounted files and never sit in the ConfigMap.
 {{- $s := default dict (get $c "slack") -}}
 {{- $_ := set $s "token_file" (printf "%s/slack-token" $secrets) -}}
 {{- $_ := set $c "slack" $s -}}
+{{- end -}}
+{{- $in := get (default dict (get $c "slack")) "interactivity" -}}
+{{- if $in -}}
+{{- if include "watchdogd.hasSecret" (dict "root" . "key" "slackAppToken") -}}
+{{- $_ := set $in "app_token_file" (printf "%s/slack-app-token" $secrets) -}}
+{{- end -}}
+{{- if include "watchdogd.hasSecret" (dict "root" . "key" "slackSigningSecret") -}}
+{{- $_ := set $in "signing_secret_file" (printf "%s/slack-signing-secret" $secrets) -}}
+{{- end -}}
 {{- end -}}
 {{- $h := default dict (get $c "http") -}}
 {{- $_ := set $h "listen" (printf "0.0.0.0:%d" (int .Values.service.port)) -}}
