@@ -23,8 +23,11 @@ func checkClicks(ctx context.Context, cfg *config.Config, bot config.Secret, get
 	}
 	if in.Mode == config.ModeHTTP {
 		s, err := app.Secret(getenv, "WATCHDOGD_SLACK_SIGNING_SECRET", in.SigningSecretFile)
-		if err != nil || s == "" {
-			return fmt.Errorf("slack.interactivity.signing_secret_file: no signing secret to check Slack's requests with: %v", err)
+		if err != nil {
+			return fmt.Errorf("slack.interactivity.signing_secret_file: %w", err)
+		}
+		if s == "" {
+			return fmt.Errorf("slack.interactivity.signing_secret_file: no signing secret to check Slack's requests with")
 		}
 		_, err = fmt.Fprintf(w, "signing secret: read; Slack's Interactivity Request URL must reach %s%s\n", in.Listen, interact.Path)
 		return err

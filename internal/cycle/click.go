@@ -16,11 +16,12 @@ import (
 
 // ClickIn is a click in Slack as received: the episode its button names,
 // who clicked, and how to read what it asks from the episode's finding
-// (a button's places become kandev's ids; a form's state its answers).
+// (a button's places become kandev's ids; a form's state its answers), or
+// why it does not fit the finding.
 type ClickIn struct {
 	Episode string
 	User    string
-	Read    func(f scan.Finding) (model.Click, error)
+	Read    func(f scan.Finding) (c model.Click, unfit string)
 }
 
 // Clicked is what a click became: the keys of the actions saved for it
@@ -48,9 +49,11 @@ func (c *Cycle) Click(ctx context.Context, in ClickIn, members func(context.Cont
 		return Clicked{Refused: "you are not allowed to act on this alert (slack.interactivity's allowed_users and allowed_usergroups)"}, nil
 	}
 	f := StoredFinding(e)
-	k, err := in.Read(f)
-	if err != nil {
-		return Clicked{Refused: err.Error()}, nil
+	// A click that does not fit the finding (an older message, a forged
+	// value) is refused: the person is told, nothing is saved.
+	k, unfit := in.Read(f)
+	if unfit != "" {
+		return Clicked{Refused: unfit}, nil
 	}
 	k.EpisodeID, k.User = e.ID, in.User
 	text := ""

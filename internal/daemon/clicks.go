@@ -139,8 +139,11 @@ func (d *daemon) receiveClicks(work context.Context, cfg *config.Config) (shutdo
 		return srv, nil
 	}
 	token, err := app.Secret(d.opts.Getenv, "WATCHDOGD_SLACK_APP_TOKEN", in.AppTokenFile)
-	if err != nil || token == "" {
-		return nil, fmt.Errorf("slack.interactivity.app_token_file: no app-level token for Socket Mode: %v", err)
+	if err != nil {
+		return nil, fmt.Errorf("slack.interactivity.app_token_file: %w", err)
+	}
+	if token == "" {
+		return nil, fmt.Errorf("slack.interactivity.app_token_file: no app-level token for Socket Mode")
 	}
 	apiURL := cfg.Slack.APIURL
 	if !strings.HasSuffix(apiURL, "/") {

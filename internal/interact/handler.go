@@ -12,6 +12,7 @@ import (
 	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/scan"
 	"github.com/watchdogd/watchdogd/internal/slack"
+	"github.com/watchdogd/watchdogd/internal/term"
 )
 
 // Slack is what the handler says to Slack itself.
@@ -56,22 +57,19 @@ func (h *Handler) Wait() { h.wg.Wait() }
 // the event again.
 func (h *Handler) Handle(ctx context.Context, ev Event) error {
 	if ev.Form == nil && ev.Value.Button == model.ButtonForm {
-		f, err := h.Finding(ctx, ev.Value.Episode)
-		if err == nil {
-			err = h.Slack.OpenForm(ctx, ev.TriggerID, slack.Form(f, ev.Value, ev.Channel, ev.TS))
-		}
-		if err != nil {
-			h.count("failed")
-			h.later(func(ctx context.Context) { h.refuse(ctx, ev, "watchdogd could not open the form: "+err.Error()) })
-			return nil
-		}
-		h.count("accepted")
+		h.openForm(ctx, ev)
 		return nil
 	}
-	read := func(f scan.Finding) (model.Click, error) { return ev.Value.Click(f) }
+	read := func(f scan.Finding) (model.Click, string) {
+		c, err := ev.Value.Click(f)
+		if err != nil {
+			return model.Click{}, term.OneLine(err)
+		}
+		return c, ""
+	}
 	if ev.Form != nil {
-		read = func(f scan.Finding) (model.Click, error) {
-			return model.Click{Button: model.ButtonAnswers, Answers: slack.Submitted(f, ev.Form)}, nil
+		read = func(f scan.Finding) (model.Click, string) {
+			return model.Click{Button: model.ButtonAnswers, Answers: slack.Submitted(f, ev.Form)}, ""
 		}
 	}
 	got, err := h.Click(ctx, cycle.ClickIn{Episode: ev.Value.Episode, User: ev.User, Read: read})
@@ -90,6 +88,22 @@ func (h *Handler) Handle(ctx context.Context, ev Event) error {
 	h.count("accepted")
 	h.later(func(ctx context.Context) { h.Deliver(ctx, got.Keys) })
 	return nil
+}
+
+// openForm opens the answer form for an "Answer…" click. A form that
+// cannot open has nothing to save, and its trigger has expired by a
+// retry: the person is told why instead.
+func (h *Handler) openForm(ctx context.Context, ev Event) {
+	f, err := h.Finding(ctx, ev.Value.Episode)
+	if err == nil {
+		err = h.Slack.OpenForm(ctx, ev.TriggerID, slack.Form(f, ev.Value, ev.Channel, ev.TS))
+	}
+	if err != nil {
+		h.count("failed")
+		h.later(func(ctx context.Context) { h.refuse(ctx, ev, "watchdogd could not open the form: "+term.OneLine(err)) })
+		return
+	}
+	h.count("accepted")
 }
 
 // ErrNotReady is why a click is not taken yet: the ledger is not open.

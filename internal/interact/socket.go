@@ -126,7 +126,9 @@ func Check(ctx context.Context, api *slackapi.Client) error {
 			switch evt.Type {
 			case socketmode.EventTypeHello:
 				cancel()
-				<-done
+				if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+					return fmt.Errorf("Socket Mode: closing: %w", err)
+				}
 				return nil
 			case socketmode.EventTypeInvalidAuth:
 				return fmt.Errorf("Socket Mode: Slack refused the app-level token (invalid_auth)")
