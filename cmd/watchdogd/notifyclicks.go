@@ -6,8 +6,6 @@ import (
 	"io"
 	"strings"
 
-	slackapi "github.com/slack-go/slack"
-
 	"github.com/watchdogd/watchdogd/internal/app"
 	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/interact"
@@ -39,12 +37,7 @@ func checkClicks(ctx context.Context, cfg *config.Config, bot config.Secret, get
 	if !strings.HasPrefix(tok.Reveal(), "xapp-") {
 		return fmt.Errorf("slack.interactivity.app_token_file: not an app-level token (xapp-…; Basic Information, App-Level Tokens, scope connections:write)")
 	}
-	apiURL := cfg.Slack.APIURL
-	if !strings.HasSuffix(apiURL, "/") {
-		apiURL += "/"
-	}
-	api := slackapi.New(bot.Reveal(), slackapi.OptionAppLevelToken(tok.Reveal()), slackapi.OptionAPIURL(apiURL))
-	if err := interact.Check(ctx, api); err != nil {
+	if err := interact.Check(ctx, interact.SocketAPI(bot, tok, cfg.Slack.APIURL)); err != nil {
 		return fmt.Errorf("the app-level token cannot open Socket Mode (is Socket Mode on, and the token's scope connections:write?): %w", err)
 	}
 	_, err = fmt.Fprintln(w, "Socket Mode: connected with the app-level token: ok")

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
-	"strings"
 	"time"
 
 	slackapi "github.com/slack-go/slack"
@@ -117,10 +114,6 @@ func (d *daemon) receiveClicks(work context.Context, cfg *config.Config) (shutdo
 	h.Start(work)
 	d.clickWork = h
 	if in.Mode == config.ModeHTTP {
-		ln, err := net.Listen("tcp", in.Listen)
-		if err != nil {
-			return nil, fmt.Errorf("slack.interactivity.listen %s: %w", in.Listen, err)
-		}
 		secret := func() config.Secret {
 			s, err := app.Secret(d.opts.Getenv, "WATCHDOGD_SLACK_SIGNING_SECRET", in.SigningSecretFile)
 			if err != nil {
@@ -128,29 +121,15 @@ func (d *daemon) receiveClicks(work context.Context, cfg *config.Config) (shutdo
 			}
 			return s
 		}
-		srv := &http.Server{Handler: &interact.HTTP{Handler: h, Secret: secret, Now: time.Now},
-			ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 90 * time.Second, MaxHeaderBytes: 32 << 10}
-		go func() {
-			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				d.log.Error("Slack interactions listener", zap.Error(err))
-			}
-		}()
-		d.log.Info("receiving Slack clicks over HTTP", zap.String("listen", ln.Addr().String()), zap.String("path", interact.Path))
-		return srv, nil
+		return (&interact.HTTP{Handler: h, Secret: secret, Now: time.Now}).Listen(in.Listen)
 	}
 	token, err := app.Secret(d.opts.Getenv, "WATCHDOGD_SLACK_APP_TOKEN", in.AppTokenFile)
+	if err == nil && token == "" {
+		err = errors.New("no app-level token for Socket Mode")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("slack.interactivity.app_token_file: %w", err)
 	}
-	if token == "" {
-		return nil, fmt.Errorf("slack.interactivity.app_token_file: no app-level token for Socket Mode")
-	}
-	apiURL := cfg.Slack.APIURL
-	if !strings.HasSuffix(apiURL, "/") {
-		apiURL += "/"
-	}
-	api := slackapi.New(d.src.Slack.Reveal(), slackapi.OptionAppLevelToken(token.Reveal()), slackapi.OptionAPIURL(apiURL))
-	go (&interact.Socket{Handler: h, API: api}).Run(work)
-	d.log.Info("receiving Slack clicks over Socket Mode")
+	go (&interact.Socket{Handler: h, API: interact.SocketAPI(d.src.Slack, token, cfg.Slack.APIURL)}).Run(work)
 	return nil, nil
 }

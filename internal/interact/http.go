@@ -2,7 +2,9 @@ package interact
 
 import (
 	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"time"
@@ -22,6 +24,24 @@ type HTTP struct {
 	// Secret file takes effect without a restart).
 	Secret func() config.Secret
 	Now    func() time.Time
+}
+
+// Listen serves Slack's requests on addr (slack.interactivity.listen), on
+// a listener of its own, until the server returned is shut down.
+func (s *HTTP) Listen(addr string) (*http.Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("slack.interactivity.listen %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 90 * time.Second,
+		MaxHeaderBytes: 32 << 10}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.Handler.Log.Error("Slack interactions listener", zap.Error(err))
+		}
+	}()
+	s.Handler.Log.Info("receiving Slack clicks over HTTP", zap.String("listen", ln.Addr().String()), zap.String("path", Path))
+	return srv, nil
 }
 
 // ServeHTTP answers 401 to a request Slack did not sign (counted as

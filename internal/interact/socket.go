@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	slackapi "github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 	"go.uber.org/zap"
+
+	"github.com/watchdogd/watchdogd/internal/config"
 )
 
 // Socket receives interactions over Socket Mode: apps.connections.open
@@ -26,9 +29,19 @@ type Socket struct {
 	Connected func()
 }
 
+// SocketAPI is the Slack client Socket Mode connects with: the bot token,
+// the app-level token, and the API's URL (slack.api_url).
+func SocketAPI(bot, app config.Secret, apiURL string) *slackapi.Client {
+	if !strings.HasSuffix(apiURL, "/") {
+		apiURL += "/"
+	}
+	return slackapi.New(bot.Reveal(), slackapi.OptionAppLevelToken(app.Reveal()), slackapi.OptionAPIURL(apiURL))
+}
+
 // Run receives until ctx ends.
 func (s *Socket) Run(ctx context.Context) {
 	log := s.Handler.Log
+	log.Info("receiving Slack clicks over Socket Mode")
 	for pause := time.Second; ctx.Err() == nil; pause = min(2*pause, time.Minute) {
 		c := socketmode.New(s.API)
 		done := make(chan error, 1)
