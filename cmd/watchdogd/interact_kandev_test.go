@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -86,5 +87,53 @@ func TestNotifyTestChecksSocketMode(t *testing.T) {
 	}
 	if n := e.slack.Connections(); n != 1 {
 		t.Fatalf("Socket Mode connections %d, want 1", n)
+	}
+}
+
+// TestSlackFormAnswersABundle: through the real binary, "Answer…" on a
+// bundle of two questions opens a form (views.open) with a select and a
+// text field per question; its submission, one option and one text,
+// answers kandev once with both.
+func TestSlackFormAnswersABundle(t *testing.T) {
+	m := time.Minute
+	b := kandevdb.NewBuilder(time.Now())
+	s := b.Session("sess-bundle", "Auth rework", "ws-ops", "WAITING_FOR_INPUT", time.Hour, "")
+	s.Turn("turn-bundle", 45*m, -1, "").Agent("message", 40*m).
+		Clarification("p-auth", "q1", "Session storage", "Cookie or JWT?", []kandevdb.QuestionOpt{{ID: "cookie", Label: "Cookie"}, {ID: "jwt", Label: "JWT"}},
+			"pending", 35*m, map[string]any{"question_index": 0, "question_total": 2}).
+		Clarification("p-auth", "q2", "Token lifetime", "How long should a login last?", nil, "", 35*m, map[string]any{"question_index": 1, "question_total": 2})
+	e := newEnv(t, b.DS, "sqlite", "")
+	e.ws.AddBundle("p-auth", "q1", "q2")
+	listen := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	startInteractive(t, e, "    mode: http\n    listen: "+listen+"\n    signing_secret_file: {{.dir}}/signing\n", 1)
+	first := firstPosts(e.slack)["sess-bundle"]
+	if c := post(t, listen, click(t, first, "U0ALICE", "Answer…"), nil); c != 200 {
+		t.Fatalf("form click: %d", c)
+	}
+	views := e.slack.Views()
+	if len(views) != 1 {
+		t.Fatalf("views opened: %d", len(views))
+	}
+	var view struct {
+		CallbackID      string           `json:"callback_id"`
+		PrivateMetadata string           `json:"private_metadata"`
+		Blocks          []map[string]any `json:"blocks"`
+	}
+	if err := json.Unmarshal([]byte(views[0]), &view); err != nil || len(view.Blocks) != 3 {
+		t.Fatalf("the form %s: %v", views[0], err)
+	}
+	submit, _ := json.Marshal(map[string]any{"type": "view_submission", "user": map[string]any{"id": "U0ALICE"},
+		"view": map[string]any{"callback_id": view.CallbackID, "private_metadata": view.PrivateMetadata, "state": map[string]any{"values": map[string]any{
+			"q0": map[string]any{"choice": map[string]any{"type": "static_select", "selected_option": map[string]any{"value": "1"}}},
+			"t1": map[string]any{"text": map[string]any{"type": "plain_text_input", "value": "One day"}},
+		}}}})
+	if c := post(t, listen, submit, nil); c != 200 {
+		t.Fatalf("form submission: %d", c)
+	}
+	waitFor(t, 20*time.Second, "kandev answered", func() bool { return len(e.ws.Responds()) > 0 })
+	time.Sleep(2 * time.Second)
+	r := e.ws.Responds()
+	if len(r) != 1 || !r[0].Claimed || len(r[0].Answers) != 2 || r[0].Answers[0].Options[0] != "jwt" || r[0].Answers[1].Text != "One day" {
+		t.Fatalf("kandev's responds %+v", r)
 	}
 }

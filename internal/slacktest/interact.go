@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -59,11 +60,15 @@ func (s *Server) serveInteract(method string, r *http.Request) map[string]any {
 			return map[string]any{"ok": false, "error": "no_such_subteam"}
 		}
 		return map[string]any{"ok": true, "users": users}
-	case "views.open":
-		if r.Form.Get("trigger_id") == "" {
+	case "views.open": // a JSON body, as slack-go sends it
+		var req struct {
+			TriggerID string          `json:"trigger_id"`
+			View      json.RawMessage `json:"view"`
+		}
+		if json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&req) != nil || req.TriggerID == "" {
 			return map[string]any{"ok": false, "error": "invalid_trigger_id"}
 		}
-		s.views = append(s.views, r.Form.Get("view"))
+		s.views = append(s.views, string(req.View))
 		return map[string]any{"ok": true, "view": map[string]any{"id": "V1"}}
 	case "apps.connections.open":
 		if s.socket == nil {
