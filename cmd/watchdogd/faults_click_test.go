@@ -50,7 +50,7 @@ func TestFaultClickSIGKILL(t *testing.T) {
 		ids = append(ids, fmt.Sprint(i))
 	}
 	listen := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	e, d := interactiveEnvOf(t, "    mode: http\n    listen: "+listen+"\n    signing_secret_file: {{.dir}}/signing\n", ids)
+	e, d := interactiveEnvOf(t, "    mode: http\n    listen: "+listen+"\n    signing_secret_file: {{.dir}}/signing\n", "", ids)
 	base := d.base
 	posts := firstPosts(e.slack)
 	e.ws.SetRespondFault(func(int) string { return "slow" })

@@ -38,7 +38,7 @@ func TestSlackPermissionAndSendAsMessage(t *testing.T) {
 	e := newEnv(t, permissionAndShadowed(time.Now()), "sqlite", "")
 	e.ws.AddPermission("perm-1", "req-1")
 	listen := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	startInteractive(t, e, "    mode: http\n    listen: "+listen+"\n    signing_secret_file: {{.dir}}/signing\n", 2)
+	startInteractive(t, e, "    mode: http\n    listen: "+listen+"\n    signing_secret_file: {{.dir}}/signing\n", "", 2)
 	posts := firstPosts(e.slack)
 	if c := post(t, listen, click(t, posts["sess-perm"], "U0ALICE", "Allow once"), nil); c != 200 {
 		t.Fatalf("permission click: %d", c)
@@ -71,7 +71,7 @@ func TestSlackPermissionAndSendAsMessage(t *testing.T) {
 // token Slack refuses or one that is not an app-level token.
 func TestNotifyTestChecksSocketMode(t *testing.T) {
 	e := newEnv(t, permissionAndShadowed(time.Now()), "sqlite", "")
-	interactiveConfig(t, e, "    mode: socket\n")
+	interactiveConfig(t, e, "    mode: socket\n", "")
 	for _, c := range []struct {
 		token, want string
 		code        int
@@ -105,7 +105,7 @@ func TestSlackFormAnswersABundle(t *testing.T) {
 	e := newEnv(t, b.DS, "sqlite", "")
 	e.ws.AddBundle("p-auth", "q1", "q2")
 	listen := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	startInteractive(t, e, "    mode: http\n    listen: "+listen+"\n    signing_secret_file: {{.dir}}/signing\n", 1)
+	startInteractive(t, e, "    mode: http\n    listen: "+listen+"\n    signing_secret_file: {{.dir}}/signing\n", "", 1)
 	first := firstPosts(e.slack)["sess-bundle"]
 	if c := post(t, listen, click(t, first, "U0ALICE", "Answer…"), nil); c != 200 {
 		t.Fatalf("form click: %d", c)

@@ -42,30 +42,30 @@ func questions(now time.Time, ids ...string) kandevdb.Dataset {
 // (mode and its settings in block), with a daemon running on it, and a
 // question in sessions sess-a and sess-b.
 func interactiveEnv(t *testing.T, block string, environ ...string) (*env, *daemonProc) {
-	return interactiveEnvOf(t, block, []string{"a", "b"}, environ...)
+	return interactiveEnvOf(t, block, "", []string{"a", "b"}, environ...)
 }
 
 // interactiveEnvOf is interactiveEnv with a question in each session
 // sess-<id>.
-func interactiveEnvOf(t *testing.T, block string, ids []string, environ ...string) (*env, *daemonProc) {
+func interactiveEnvOf(t *testing.T, block, more string, ids []string, environ ...string) (*env, *daemonProc) {
 	t.Helper()
 	e := newEnv(t, questions(time.Now(), ids...), "sqlite", "")
 	for _, id := range ids {
 		e.ws.AddBundle("p-"+id, "q-"+id)
 	}
-	return e, startInteractive(t, e, block, len(ids), environ...)
+	return e, startInteractive(t, e, block, more, len(ids), environ...)
 }
 
 // interactiveConfig turns slack.interactivity on in e's config (mode and
 // its settings in block; only U0ALICE may act) and returns the daemon's
-// HTTP base URL.
-func interactiveConfig(t *testing.T, e *env, block string) string {
+// HTTP base URL; more is more config (a policy).
+func interactiveConfig(t *testing.T, e *env, block, more string) string {
 	t.Helper()
 	e.slack.EnableSocketMode(appToken)
 	if err := os.WriteFile(filepath.Join(e.dir, "signing"), []byte(signingSecret+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	extra, base := daemonConfig(t, "")
+	extra, base := daemonConfig(t, more)
 	text := strings.Replace(baseConfig, "  routes:\n", "  interactivity:\n"+block+"    allowed_users: [U0ALICE]\n  routes:\n", 1)
 	writeConfigText(t, e, text+extra)
 	return base
@@ -74,9 +74,9 @@ func interactiveConfig(t *testing.T, e *env, block string) string {
 // startInteractive turns slack.interactivity on in e's config (mode and
 // its settings in block; only U0ALICE may act), starts a daemon and waits
 // for posts first messages with buttons.
-func startInteractive(t *testing.T, e *env, block string, posts int, environ ...string) *daemonProc {
+func startInteractive(t *testing.T, e *env, block, more string, posts int, environ ...string) *daemonProc {
 	t.Helper()
-	d := e.startDaemon(interactiveConfig(t, e, block), environ...)
+	d := e.startDaemon(interactiveConfig(t, e, block, more), environ...)
 	d.waitView(t)
 	waitFor(t, time.Duration(20+2*posts)*time.Second, "the first messages posted with buttons", func() bool { return len(firstPosts(e.slack)) == posts })
 	return d
@@ -287,8 +287,20 @@ func episodeOf(t *testing.T, e *env, session string) string {
 // episodes show lists the clicks.
 func TestSlackSnoozeAndResolve(t *testing.T) {
 	listen := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	e, _ := interactiveEnv(t, "    mode: http\n    listen: "+listen+"\n    signing_secret_file: {{.dir}}/signing\n")
+	// A reminder every 2 s: without the snooze, the wait below would see
+	// reminders in the snoozed question's thread.
+	e, _ := interactiveEnvOf(t, "    mode: http\n    listen: "+listen+"\n    signing_secret_file: {{.dir}}/signing\n",
+		"policy:\n  unanswered_clarification:\n    steps:\n      - {after: 0s, action: slack}\n    repeat_every: 2s\n", []string{"a", "b"})
 	posts := firstPosts(e.slack)
+	replies := func(ts string) int {
+		n := 0
+		for _, m := range e.slack.Messages() {
+			if m.ThreadTS == ts {
+				n++
+			}
+		}
+		return n
+	}
 	if c1, c2 := post(t, listen, click(t, posts["sess-a"], "U0ALICE", "Snooze 1h"), nil),
 		post(t, listen, click(t, posts["sess-b"], "U0ALICE", "Resolve"), nil); c1 != 200 || c2 != 200 {
 		t.Fatalf("clicks: %d %d", c1, c2)
@@ -305,7 +317,12 @@ func TestSlackSnoozeAndResolve(t *testing.T) {
 	waitFor(t, 20*time.Second, "both messages edited", func() bool {
 		return edited(posts["sess-a"].TS, `Snoozed by \u003c@U0ALICE\u003e until`) && edited(posts["sess-b"].TS, `Resolved by \u003c@U0ALICE\u003e from Slack`)
 	})
-	time.Sleep(4 * time.Second) // cycles that would page the resolved question again
+	time.Sleep(1500 * time.Millisecond) // a cycle that read the silences before the snooze has ended
+	before := replies(posts["sess-a"].TS)
+	time.Sleep(5 * time.Second) // cycles that would page the resolved question again, and remind of the snoozed one
+	if n := replies(posts["sess-a"].TS); n != before {
+		t.Fatalf("the snoozed question was reminded of %d times while snoozed", n-before)
+	}
 	top := 0
 	for _, m := range e.slack.Messages() {
 		b, _ := json.Marshal(m.Blocks)
