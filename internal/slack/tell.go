@@ -40,7 +40,7 @@ func (o *Outlet) tell(ctx context.Context, at deliver.Attempt) deliver.Sent {
 		return deliver.Failed("decode the click: " + err.Error())
 	}
 	if !acted {
-		text := fmt.Sprintf("watchdogd did not %s: %s", Doing(click.Kind, b), click.Error)
+		text := fmt.Sprintf("watchdogd did not %s: %s", escapeText(Doing(click.Kind, b)), escapeText(click.Error)) // agent-written labels, kandev-written errors
 		if err := o.Client.Ephemeral(ctx, b.Channel, b.User, text); err != nil {
 			return failed(err)
 		}
