@@ -43,6 +43,7 @@ want_unread existingsecret-values database-url slack-token
 want_unread servicemonitor-values database-url kandev-token
 want_unread default database-url
 want_unread outlets-values database-url alertmanager-password webhook-ops-hook webhook-audit
+want_unread interactivity-values database-url slack-token slack-app-token
 if grep -q 'kandev-token' "$out/existingsecret-values-watchdogd.yaml"; then
   echo "existingsecret-values: kandev.token_file set though the Secret has no kandev-token" >&2; exit 1
 fi

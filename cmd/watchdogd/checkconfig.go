@@ -42,6 +42,9 @@ func (c *checkConfigCmd) run(_ context.Context, e proc) error {
 			for _, u := range unreadFiles(e.getenv, "", cfg, os.ReadFile) {
 				fmt.Fprintf(e.stdout, "not read: %s\n", u)
 			}
+			for _, n := range cfg.Notes() {
+				fmt.Fprintf(e.stdout, "note: %s\n", n)
+			}
 		case errors.As(err, &p):
 			failed = true
 			for _, line := range p.Lines() {
@@ -80,6 +83,15 @@ func unreadFiles(getenv func(string) string, databaseURL string, cfg *config.Con
 			used        bool
 		}{f[0], f[1], true})
 	}
+	if in := interactivity(cfg); in != nil {
+		files = append(files, []struct {
+			field, path string
+			used        bool
+		}{
+			{"slack.interactivity.app_token_file", in.AppTokenFile, in.Mode == config.ModeSocket && !isSet("WATCHDOGD_SLACK_APP_TOKEN")},
+			{"slack.interactivity.signing_secret_file", in.SigningSecretFile, in.Mode == config.ModeHTTP && !isSet("WATCHDOGD_SLACK_SIGNING_SECRET")},
+		}...)
+	}
 	var out []string
 	for _, f := range files {
 		if f.path == "" || !f.used {
@@ -99,6 +111,14 @@ func unreadFiles(getenv func(string) string, databaseURL string, cfg *config.Con
 		}
 	}
 	return out
+}
+
+// interactivity is cfg's slack.interactivity, nil when there is none.
+func interactivity(cfg *config.Config) *config.Interactivity {
+	if cfg.Slack == nil {
+		return nil
+	}
+	return cfg.Slack.Interactivity
 }
 
 func slackTokenFile(cfg *config.Config) string {

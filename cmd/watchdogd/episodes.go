@@ -153,7 +153,10 @@ func showEpisode(w io.Writer, e model.Episode, now time.Time) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", a.Seq, a.Kind, a.State, a.Attempts, kandevtime.RFC3339(a.UpdatedAt), term.Escape(where), term.Escape(errText))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return showInteractions(w, e)
 }
 
 type episodesResolveCmd struct {

@@ -11,8 +11,8 @@ import (
 )
 
 // TestNewerLedgerRefusedByTheBinary: after a rollback, the older binary
-// refuses a ledger a newer one migrated (here: version 1 is this build's
-// newest, 2 recorded as applied), in `run --once`, in the daemon's cycles
+// refuses a ledger a newer one migrated (here: version 2 is this build's
+// newest, 3 recorded as applied), in `run --once`, in the daemon's cycles
 // and in the operator commands, naming both versions; it neither runs on
 // the unknown schema nor changes it. On SQLite and on PostgreSQL.
 func TestNewerLedgerRefusedByTheBinary(t *testing.T) {
@@ -39,10 +39,10 @@ func TestNewerLedgerRefusedByTheBinary(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer func() { _ = db.Close() }()
-			if _, err := db.Exec("INSERT INTO " + table + " (version_id, is_applied) VALUES (2, true)"); err != nil {
+			if _, err := db.Exec("INSERT INTO " + table + " (version_id, is_applied) VALUES (3, true)"); err != nil {
 				t.Fatal(err)
 			}
-			const want = "its schema is at version 2, written by a newer watchdogd; this one knows versions up to 1"
+			const want = "its schema is at version 3, written by a newer watchdogd; this one knows versions up to 2"
 			for _, args := range [][]string{{"run", "--once", "--config", e.cfg}, {"episodes", "list", "--config", e.cfg}} {
 				r := watchdogd(t, e.environ(), args...)
 				if r.code != 1 || !strings.Contains(r.stderr, want) {
@@ -61,7 +61,7 @@ func TestNewerLedgerRefusedByTheBinary(t *testing.T) {
 				t.Errorf("%d posts after the refusal, %d before", n, posts)
 			}
 			var version int64
-			if err := db.QueryRow("SELECT max(version_id) FROM " + table).Scan(&version); err != nil || version != 2 {
+			if err := db.QueryRow("SELECT max(version_id) FROM " + table).Scan(&version); err != nil || version != 3 {
 				t.Errorf("the ledger's version is now %d (%v)", version, err)
 			}
 		})

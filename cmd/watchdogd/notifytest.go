@@ -55,6 +55,8 @@ func (c *notifyTestCmd) run(ctx context.Context, e proc) error {
 	if err := s.ReadHistory(ctx, channel); err != nil {
 		return fmt.Errorf("the bot cannot read the channel's history, which settling an interrupted delivery needs (scopes channels:history, groups:history for private channels): %w", err)
 	}
-	_, err = fmt.Fprintf(e.stdout, "read %s's history: ok\n", channel)
-	return err
+	if _, err = fmt.Fprintf(e.stdout, "read %s's history: ok\n", channel); err != nil {
+		return err
+	}
+	return checkClicks(ctx, cfg, tok, e.getenv, e.stdout)
 }

@@ -91,6 +91,11 @@ func Connect(cfg *config.Config, src Sources, log *zap.Logger, c *cycle.Cycle) (
 			return nil, err
 		}
 	}
+	if s != nil && cfg.Slack.Interactivity != nil {
+		if err := connectClicks(reg, cfg, src, c, s, kc, n); err != nil {
+			return nil, err
+		}
+	}
 	return reg, nil
 }
 
@@ -114,7 +119,7 @@ func Outlets(cfg *config.Config, s *slack.Outlet, n *nudge.Outlet) (deliver.Regi
 // SlackOutlet is the Slack outlet of cfg (which has a slack: block)
 // through client, counting rate limits on m (nil: not counted).
 func SlackOutlet(cfg *config.Config, client *slack.Client, m *metrics.Metrics) *slack.Outlet {
-	s := &slack.Outlet{Client: client, Budget: func() int { return cfg.Slack.MaxMessagesPerCycle }}
+	s := &slack.Outlet{Client: client, Budget: func() int { return cfg.Slack.MaxMessagesPerCycle }, Interactive: cfg.Slack.Interactivity != nil}
 	if m != nil {
 		s.RateLimited = m.SlackRateLimited.Inc
 	}

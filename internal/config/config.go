@@ -89,7 +89,34 @@ type Slack struct {
 	DefaultMention      string        `yaml:"default_mention"`
 	Routes              []model.Route `yaml:"routes"`
 	MaxMessagesPerCycle int           `yaml:"max_messages_per_cycle"`
+	// Interactivity, when set, puts buttons on the messages and receives
+	// their clicks; nil: no buttons and no connection.
+	Interactivity *Interactivity `yaml:"interactivity"`
 }
+
+// Interactivity is how watchdogd receives clicks on its Slack messages, and
+// who may act on messages no route with its own lists sent.
+type Interactivity struct {
+	// Mode is socket (an outbound WebSocket: Socket Mode) or http (Slack
+	// POSTs to Listen).
+	Mode string `yaml:"mode"`
+	// AppTokenFile holds the app-level token (xapp-…) Socket Mode
+	// connects with; env WATCHDOGD_SLACK_APP_TOKEN overrides it.
+	AppTokenFile string `yaml:"app_token_file"`
+	// SigningSecretFile holds the secret Slack signs its HTTP requests
+	// with; env WATCHDOGD_SLACK_SIGNING_SECRET overrides it.
+	SigningSecretFile string `yaml:"signing_secret_file"`
+	// Listen is the HTTP mode's own listener (POST /slack/interactions).
+	Listen            string   `yaml:"listen"`
+	AllowedUsers      []string `yaml:"allowed_users"`
+	AllowedUsergroups []string `yaml:"allowed_usergroups"`
+}
+
+// The interactivity modes.
+const (
+	ModeSocket = "socket"
+	ModeHTTP   = "http"
+)
 
 // Silence mutes (defers) matching episodes until a time.
 type Silence struct {

@@ -46,6 +46,10 @@ func applyDefaults(c *Config) {
 		if c.Slack.MaxMessagesPerCycle == 0 {
 			c.Slack.MaxMessagesPerCycle = 20
 		}
+		if i := c.Slack.Interactivity; i != nil {
+			setStr(&i.Mode, ModeSocket)
+			setStr(&i.Listen, "127.0.0.1:9465")
+		}
 	}
 	setDur(&c.HA.LeaseTTL, 30*time.Second)
 	setStr(&c.HTTP.Listen, "127.0.0.1:9464")
@@ -85,5 +89,9 @@ func (c *Config) Routing() *model.Routing {
 	if c.Slack == nil {
 		return nil
 	}
-	return &model.Routing{DefaultChannel: c.Slack.DefaultChannel, DefaultMention: c.Slack.DefaultMention, Routes: c.Slack.Routes}
+	r := &model.Routing{DefaultChannel: c.Slack.DefaultChannel, DefaultMention: c.Slack.DefaultMention, Routes: c.Slack.Routes}
+	if i := c.Slack.Interactivity; i != nil {
+		r.Allowed = model.Actors{Users: i.AllowedUsers, Usergroups: i.AllowedUsergroups}
+	}
+	return r
 }

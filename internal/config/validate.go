@@ -214,6 +214,7 @@ func (v validator) slack(c *Config) {
 		}
 		v.match(p+".match", r.Match)
 	}
+	v.interactivity(c)
 }
 
 // channelID refuses a channel name where an id belongs. chat.postMessage

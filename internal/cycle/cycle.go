@@ -83,6 +83,7 @@ func (c *Cycle) Run(ctx context.Context) (Result, error) {
 		return Result{}, err
 	}
 	res := Result{Report: rep, Counts: map[model.Result]int{}}
+	c.endCleared(ctx, rep)
 	silences, err := c.silences(ctx, now)
 	if err != nil {
 		return res, err

@@ -27,7 +27,10 @@ import (
 	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/cycle"
 	"github.com/watchdogd/watchdogd/internal/dburl"
+	"github.com/watchdogd/watchdogd/internal/interact"
+	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/memlimit"
 	"github.com/watchdogd/watchdogd/internal/metrics"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
@@ -58,7 +61,7 @@ type daemon struct {
 	mu     sync.Mutex
 	cfg    atomic.Pointer[config.Config]
 	cycle  *cycle.Cycle
-	reader *lazyReader
+	reader *kandev.Lazy
 	store  atomic.Pointer[ledger.Store]
 	// alerts is the Alertmanager outlet the resends go through (nil
 	// without an alertmanager: block).
@@ -84,6 +87,13 @@ type daemon struct {
 	// goroutine that runs them (reloader); stopping closes at SIGTERM.
 	reloads  chan chan error
 	stopping chan struct{}
+
+	// clicks is what a click in Slack is handled with (slack.interactivity),
+	// nil until the ledger is open; clickWork waits for clicks being
+	// delivered at shutdown, clickSrv is the HTTP mode's listener.
+	clicks    atomic.Pointer[clickRig]
+	clickWork *interact.Handler
+	clickSrv  shutdowner
 }
 
 // status is what the HTTP side reads.
@@ -135,12 +145,15 @@ func Run(ctx context.Context, opts Options) error {
 	if err := d.start(work, cfg); err != nil {
 		return err
 	}
+	if d.clickSrv, err = d.receiveClicks(work, cfg); err != nil {
+		return err
+	}
 	// Where it reads and writes, passwords redacted: the first thing to
 	// check when a daemon finds nothing is that it watches the right kandev.
 	log.Info("watchdogd started", zap.String("version", opts.Version), zap.String("listen", cfg.HTTP.Listen),
-		zap.String("go_memory_limit", applyMemoryLimit(opts.Getenv, os.ReadFile)),
+		zap.String("go_memory_limit", memlimit.Apply(opts.Getenv, os.ReadFile)),
 		zap.String("schedule", cfg.Schedule), zap.Bool("ha", cfg.HA.Enabled), zap.String("holder", d.holder),
-		zap.String("database", dburl.Redact(d.reader.url)), zap.String("ledger", dburl.Redact(d.storeURL)))
+		zap.String("database", dburl.Redact(d.reader.URL)), zap.String("ledger", dburl.Redact(d.storeURL)))
 	return d.serve(ctx, srv, cancelWork)
 }
 
@@ -204,12 +217,12 @@ func (d *daemon) install(cfg *config.Config, src app.Sources) error {
 	var retired []io.Closer
 	dbURL, sURL := src.Database, src.State
 	ropts := cycle.ReaderOptions(cfg, time.Now)
-	if d.reader == nil || d.reader.url != dbURL || d.reader.opts.BusyTimeout != ropts.BusyTimeout ||
-		d.reader.tolerance != cfg.Thresholds.FutureTolerance {
+	if d.reader == nil || d.reader.URL != dbURL || d.reader.Opts.BusyTimeout != ropts.BusyTimeout ||
+		d.reader.Tolerance != cfg.Thresholds.FutureTolerance {
 		if d.reader != nil {
 			retired = append(retired, d.reader)
 		}
-		d.reader = &lazyReader{url: dbURL, opts: ropts, tolerance: cfg.Thresholds.FutureTolerance}
+		d.reader = &kandev.Lazy{URL: dbURL, Opts: ropts, Tolerance: cfg.Thresholds.FutureTolerance}
 	}
 	c.Reader = d.reader
 	if sURL != d.storeURL {
@@ -232,6 +245,7 @@ func (d *daemon) install(cfg *config.Config, src app.Sources) error {
 	d.alerts.Store(alertsOf(c.Outlets))
 	d.cfg.Store(cfg)
 	d.src = src
+	d.armClicks()
 	for _, r := range retired {
 		_ = r.Close()
 	}
@@ -267,6 +281,12 @@ func (d *daemon) shutdown(srv shutdowner, cancelWork context.CancelFunc) error {
 	}
 	if err := srv.Shutdown(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		d.log.Warn("stop HTTP", zap.Error(err))
+	}
+	if d.clickSrv != nil {
+		_ = d.clickSrv.Shutdown(ctx)
+	}
+	if d.clickWork != nil {
+		d.clickWork.Wait()
 	}
 	if d.reader != nil {
 		_ = d.reader.Close()

@@ -102,7 +102,7 @@ func TestRefreshRereadsSources(t *testing.T) {
 		}
 	}
 	want := app.Sources{Database: "sqlite:///kandev/two.db", State: "sqlite:///state/two.db", Slack: "xoxb-env", Kandev: "pat-two"}
-	if d.src != want || d.reader.url != want.Database || d.storeURL != want.State {
-		t.Errorf("in use: %+v (reader %s, ledger %s), want %+v", d.src, d.reader.url, d.storeURL, want)
+	if d.src != want || d.reader.URL != want.Database || d.storeURL != want.State {
+		t.Errorf("in use: %+v (reader %s, ledger %s), want %+v", d.src, d.reader.URL, d.storeURL, want)
 	}
 }

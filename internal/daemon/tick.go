@@ -118,6 +118,7 @@ func (d *daemon) ensureStore(ctx context.Context) error {
 	}
 	d.store.Store(st)
 	d.cycle.Store = st
+	d.armClicks()
 	return nil
 }
 

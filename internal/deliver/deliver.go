@@ -19,6 +19,7 @@ import (
 // Store is what the protocol needs of the ledger.
 type Store interface {
 	DueActions(ctx context.Context, now time.Time, claimTTL time.Duration) ([]model.Due, error)
+	DueAction(ctx context.Context, key string, now time.Time, claimTTL time.Duration) (model.Due, bool, error)
 	Claim(ctx context.Context, key, holder, token string, now time.Time, claimTTL time.Duration) (model.Claim, bool, error)
 	Action(ctx context.Context, key string) (model.Action, error)
 	Settle(ctx context.Context, key, token string, o model.Outcome, now time.Time) error
@@ -75,6 +76,29 @@ func (d *Deliverer) Deliver(ctx context.Context, silences []policy.Silence, coun
 		}
 		d.one(ctx, r, due)
 	}
+}
+
+// DeliverOne runs the protocol for the action with key, now, when it is
+// due: a click in Slack goes out the moment it is saved rather than at the
+// next cycle, and its story right after it. It claims the action as a
+// cycle would, so a cycle delivering it at the same moment, in this
+// process or another replica's, sends nothing twice. It reports what
+// became of the action (zero when it was not due: settled, or held by
+// another process).
+func (d *Deliverer) DeliverOne(ctx context.Context, key string, silences []policy.Silence) (model.Result, error) {
+	due, ok, err := d.Store.DueAction(ctx, key, d.Now(), d.ClaimTTL)
+	if err != nil || !ok {
+		return "", err
+	}
+	if d.MayAct != nil && !d.MayAct() {
+		return "", nil // the leader delivers it at its next cycle
+	}
+	counts := map[model.Result]int{}
+	d.one(ctx, &run{silences: silences, sent: map[string]int{}, gates: map[string]time.Time{}, counts: counts}, due)
+	for r := range counts {
+		return r, nil
+	}
+	return "", nil
 }
 
 func (d *Deliverer) count(r *run, a model.Action, result model.Result) {
@@ -215,7 +239,9 @@ func (d *Deliverer) attempt(ctx context.Context, r *run, cl model.Claim, e model
 			at.Parent = &p
 		case model.StatePending, model.StateClaimed:
 			return released(a, now.Add(5*time.Second), "waiting for the first message")
-		} // a first message that never went out: none (a reply goes top-level)
+		default: // a first message that never went out: none (a reply goes top-level)
+			at.Unsent = &p
+		}
 	}
 	if f, ok := entry.Outlet.(Finder); ok && at.MayHaveLanded {
 		if s, found := f.Find(ctx, at); found {

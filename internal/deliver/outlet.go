@@ -76,6 +76,9 @@ type Attempt struct {
 	// Parent is the delivered first message a reply or an edit goes to;
 	// nil when the action has none, or the first message never went out.
 	Parent *model.Action
+	// Unsent is that action when it failed or was superseded instead:
+	// what an action that tells how it ended says (a click's story).
+	Unsent *model.Action
 	// MayHaveLanded: an earlier attempt may have been processed (a
 	// timeout, a 5xx, a crashed holder whose claim this one took over).
 	MayHaveLanded bool

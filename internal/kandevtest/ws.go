@@ -1,5 +1,6 @@
-// Package kandevtest is a test double of kandev's WebSocket API: a server
-// speaking its envelope, for the nudge client's tests and the binary's.
+// Package kandevtest is a test double of kandev's write side: its
+// WebSocket API (message.add, agent.cancel, permission.respond) and its
+// HTTP clarification respond, for the clients' tests and the binary's.
 package kandevtest
 
 import (
@@ -7,6 +8,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 
 	"github.com/coder/websocket"
@@ -38,6 +40,18 @@ type WSServer struct {
 	// OnCancel, if set, runs for each agent.cancel (a test can move the
 	// session out of RUNNING in the database, as kandev would).
 	OnCancel func(session string)
+	// OnAnswer, if set, runs for each answer kandev takes (a test can mark
+	// the bundle's rows answered in the database, as kandev would).
+	OnAnswer func(pendingID string, answers []Answer)
+	// OnPermission, if set, runs for each permission answer kandev takes.
+	OnPermission func(a PermissionAnswer)
+
+	bundles      map[string]*Bundle
+	responds     []Respond
+	nResponds    int
+	respondFault func(n int) string
+	permissions  map[string]*permission
+	permAnswers  []PermissionAnswer
 }
 
 // WSMessage is a message.add kandev accepted.
@@ -57,7 +71,7 @@ func NewWSServerTLS(states map[string]string) *WSServer {
 }
 
 func startWS(states map[string]string, serve func(http.Handler) *httptest.Server) *WSServer {
-	s := &WSServer{state: states, seen: map[string]bool{}, noAgent: map[string]bool{}}
+	s := &WSServer{state: states, seen: map[string]bool{}, noAgent: map[string]bool{}, bundles: map[string]*Bundle{}, permissions: map[string]*permission{}}
 	if s.state == nil {
 		s.state = map[string]string{}
 	}
@@ -124,12 +138,16 @@ func (s *WSServer) SetState(session, state string) {
 }
 
 func (s *WSServer) handle(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/ws" {
-		http.NotFound(w, r)
-		return
-	}
 	if s.Token != "" && r.Header.Get("Authorization") != "Bearer "+s.Token && r.URL.Query().Get("token") != s.Token {
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
+		return
+	}
+	if strings.HasPrefix(r.URL.Path, "/api/v1/clarification/") {
+		s.respond(w, r)
+		return
+	}
+	if r.URL.Path != "/ws" {
+		http.NotFound(w, r)
 		return
 	}
 	conn, err := websocket.Accept(w, r, nil)
@@ -198,6 +216,8 @@ func (s *WSServer) serve(action string, raw json.RawMessage) (string, any) {
 			s.OnMessage(m)
 		}
 		return "response", map[string]string{"status": "ok"}
+	case "permission.respond":
+		return s.servePermission(p)
 	case "agent.cancel":
 		s.cancels = append(s.cancels, p["session_id"])
 		if s.noAgent[p["session_id"]] {

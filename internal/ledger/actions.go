@@ -35,6 +35,27 @@ func (s *Store) DueActions(ctx context.Context, now time.Time, claimTTL time.Dur
 	return out, s.wrap("list due actions", closeRows(rows))
 }
 
+// DueAction is the action with key when it is due now (as DueActions
+// would list it): a click delivered the moment it is saved, rather than at
+// the next cycle. ok is false when it is not due (settled, held by another
+// process, waiting for a retry) or not there.
+func (s *Store) DueAction(ctx context.Context, key string, now time.Time, claimTTL time.Duration) (model.Due, bool, error) {
+	cols := blanked(prefixed("a.", actionCols), "a.body") + ", " + blanked(prefixed("e.", episodeCols), "e.finding")
+	var a actionRow
+	var e episodeRow
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT `+cols+`
+	  FROM actions a JOIN episodes e ON e.id = a.episode_id
+	  WHERE a.key = ? AND ((a.state = 'pending' AND a.next_attempt_us <= ?) OR (a.state = 'claimed' AND a.claimed_us <= ?))`),
+		key, us(now), us(now.Add(-claimTTL))).Scan(append(a.dest(), e.dest()...)...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return model.Due{}, false, nil
+	}
+	if err != nil {
+		return model.Due{}, false, s.wrap("read due action", err)
+	}
+	return model.Due{Action: a.action(), Episode: e.episode()}, true, nil
+}
+
 // prefixed qualifies a column list with a table alias.
 func prefixed(p, cols string) string {
 	parts := strings.Split(cols, ",")

@@ -21,21 +21,32 @@ type Silence struct {
 	CreatedAt   time.Time
 	Until       time.Time
 	ExpiredAt   time.Time
+	// UntilClear: the silence ends when no scan reports its session's
+	// finding of its kind any more (a resolve from Slack); Until only
+	// bounds it.
+	UntilClear bool
 }
 
 // Active reports whether the silence mutes at now.
 func (s Silence) Active(now time.Time) bool { return s.ExpiredAt.IsZero() && now.Before(s.Until) }
 
-// AddSilence stores a silence.
+// AddSilence stores a silence. A silence whose id is stored already is
+// left as it is: a click's silence is named by the click's key, and the
+// click may be delivered again after a crash.
 func (s *Store) AddSilence(ctx context.Context, v Silence) error {
-	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO silences (id, workspace_id, task_id, session_id, kind, comment, created_by, created_us, until_us)
-	  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`), v.ID, v.WorkspaceID, v.TaskID, v.SessionID, v.Kind, v.Comment, v.CreatedBy, us(v.CreatedAt), us(v.Until))
+	clear := 0
+	if v.UntilClear {
+		clear = 1
+	}
+	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO silences (id, workspace_id, task_id, session_id, kind, comment, created_by, created_us, until_us, until_clear)
+	  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`), v.ID, v.WorkspaceID, v.TaskID, v.SessionID, v.Kind, v.Comment, v.CreatedBy,
+		us(v.CreatedAt), us(v.Until), clear)
 	return s.wrap("add silence", err)
 }
 
 // Silences lists silences active at now (all of them when all is set).
 func (s *Store) Silences(ctx context.Context, now time.Time, all bool) ([]Silence, error) {
-	q := `SELECT id, workspace_id, task_id, session_id, kind, comment, created_by, created_us, until_us, expired_us FROM silences`
+	q := `SELECT id, workspace_id, task_id, session_id, kind, comment, created_by, created_us, until_us, expired_us, until_clear FROM silences`
 	var args []any
 	if !all {
 		q += ` WHERE expired_us IS NULL AND until_us > ?`
@@ -50,11 +61,12 @@ func (s *Store) Silences(ctx context.Context, now time.Time, all bool) ([]Silenc
 		var v Silence
 		var created, until int64
 		var expired sql.NullInt64
-		if err := rows.Scan(&v.ID, &v.WorkspaceID, &v.TaskID, &v.SessionID, &v.Kind, &v.Comment, &v.CreatedBy, &created, &until, &expired); err != nil {
+		var clear int
+		if err := rows.Scan(&v.ID, &v.WorkspaceID, &v.TaskID, &v.SessionID, &v.Kind, &v.Comment, &v.CreatedBy, &created, &until, &expired, &clear); err != nil {
 			_ = rows.Close()
 			return nil, s.wrap("list silences", err)
 		}
-		v.CreatedAt, v.Until, v.ExpiredAt = fromUS(created), fromUS(until), fromNullUS(expired)
+		v.CreatedAt, v.Until, v.ExpiredAt, v.UntilClear = fromUS(created), fromUS(until), fromNullUS(expired), clear != 0
 		out = append(out, v)
 	}
 	return out, s.wrap("list silences", closeRows(rows))

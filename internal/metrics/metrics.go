@@ -35,7 +35,10 @@ type Metrics struct {
 	ActionDelivery      *prometheus.HistogramVec
 	SlackRateLimited    prometheus.Counter
 	AlertResends        *prometheus.CounterVec
-	MalformedMetadata   prometheus.Gauge
+	// SlackInteractions counts clicks received from Slack by result
+	// (InteractionResults).
+	SlackInteractions *prometheus.CounterVec
+	MalformedMetadata prometheus.Gauge
 	// UnparseableTimestamps counts values, not rows, as the snapshot
 	// lists them: those in no shape kandev writes and those too far in
 	// the future, both read as missing.
@@ -77,6 +80,8 @@ func New(reg prometheus.Registerer, version string) *Metrics {
 			Help: "Slack 429 answers, and actions held back by the per-cycle budget (slack.max_messages_per_cycle). Actions waiting out a Retry-After are counted deferred."}),
 		AlertResends: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "alertmanager_resends_total",
 			Help: "Resends of every open episode's alert to Alertmanager (each alertmanager.resend_interval, on the leader), by result (success or error)."}, []string{"result"}),
+		SlackInteractions: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "slack_interactions_total",
+			Help: "Clicks and forms received from Slack, by result: accepted (saved to deliver), refused (not allowed, or no longer fits; the person is told), unauthorized (a bad or stale signature: 401), malformed, failed (not saved: Slack retries)."}, []string{"result"}),
 		MalformedMetadata: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "malformed_metadata_rows",
 			Help: "Rows of kandev's tables kandev itself cannot read (metadata it cannot parse, or a NULL id), in the last scan."}),
 		UnparseableTimestamps: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "unparseable_timestamps",
@@ -89,7 +94,7 @@ func New(reg prometheus.Registerer, version string) *Metrics {
 			Help: "Unix time of the last successful configuration load."}),
 	}
 	reg.MustRegister(m.BuildInfo, m.Scans, m.ScanDuration, m.LastSuccessfulScan, m.LastSuccessfulCycle, m.SessionsScanned, m.Findings,
-		m.OldestFindingAge, m.EpisodesOpen, m.EpisodesUntold, m.Actions, m.ActionDelivery, m.SlackRateLimited, m.AlertResends, m.MalformedMetadata,
+		m.OldestFindingAge, m.EpisodesOpen, m.EpisodesUntold, m.Actions, m.ActionDelivery, m.SlackRateLimited, m.AlertResends, m.SlackInteractions, m.MalformedMetadata,
 		m.UnparseableTimestamps, m.Leader, m.ReloadSuccess, m.ReloadTimestamp)
 	m.BuildInfo.WithLabelValues(version, Revision(debug.ReadBuildInfo), runtime.Version()).Set(1)
 	m.precreate()
@@ -119,6 +124,9 @@ func (m *Metrics) precreate() {
 		m.Scans.WithLabelValues(r)
 		m.AlertResends.WithLabelValues(r)
 	}
+	for _, r := range InteractionResults {
+		m.SlackInteractions.WithLabelValues(r)
+	}
 	for _, k := range model.Kinds {
 		m.Findings.WithLabelValues(string(k))
 		m.OldestFindingAge.WithLabelValues(string(k))
@@ -132,6 +140,9 @@ func (m *Metrics) precreate() {
 		}
 	}
 }
+
+// InteractionResults label watchdogd_slack_interactions_total.
+var InteractionResults = []string{"accepted", "refused", "unauthorized", "malformed", "failed"}
 
 // ObserveReport sets the scan gauges from a report and its snapshot.
 func (m *Metrics) ObserveReport(rep scan.Report, snap *model.Snapshot) {

@@ -77,13 +77,27 @@ type Routing struct {
 	DefaultChannel string
 	DefaultMention string
 	Routes         []Route
+	// Allowed are who may act from Slack on messages no route with its own
+	// lists sent (slack.interactivity's lists).
+	Allowed Actors
 }
 
-// Route sends matching episodes to a channel.
+// Route sends matching episodes to a channel. Its allowed lists, when
+// either is set, replace slack.interactivity's: who may act from Slack on
+// the messages it sends.
 type Route struct {
-	Match   Match  `yaml:"match"`
-	Channel string `yaml:"channel"`
-	Mention string `yaml:"mention"`
+	Match             Match    `yaml:"match"`
+	Channel           string   `yaml:"channel"`
+	Mention           string   `yaml:"mention"`
+	AllowedUsers      []string `yaml:"allowed_users"`
+	AllowedUsergroups []string `yaml:"allowed_usergroups"`
+}
+
+// Actors are who may act from Slack: users by id (U…, W…), and the
+// members of user groups (S…). Empty, nobody may.
+type Actors struct {
+	Users      []string
+	Usergroups []string
 }
 
 // Match selects episodes; empty fields match anything.

@@ -92,7 +92,8 @@ func KindWords(kind Kind) string {
 type ActionKind string
 
 // The action kinds. A step may take all but ActionSlackUpdate, which only a
-// resolve decides.
+// resolve decides, and the kinds a click in Slack decides (see
+// ClickActions).
 const (
 	ActionSlack          ActionKind = "slack"
 	ActionSlackUpdate    ActionKind = "slack_update"
@@ -101,10 +102,32 @@ const (
 	ActionLog            ActionKind = "log"
 	ActionAlertmanager   ActionKind = "alertmanager"
 	ActionWebhook        ActionKind = "webhook"
+	// ActionAnswer answers a question bundle in kandev (its HTTP respond).
+	ActionAnswer ActionKind = "answer"
+	// ActionPermission grants or denies a permission in kandev
+	// (permission.respond over its WebSocket).
+	ActionPermission ActionKind = "permission"
+	// ActionSendMessage sends the option a person chose as a user message
+	// (message.add): the remedy for a question kandev hides and refuses.
+	ActionSendMessage ActionKind = "send_message"
+	// ActionSnooze silences the episode's session and kind for a while.
+	ActionSnooze ActionKind = "snooze"
+	// ActionResolve resolves the episode and silences its session and kind
+	// until the finding clears.
+	ActionResolve ActionKind = "resolve"
+	// ActionSlackTell tells the story of a click in Slack once it settled:
+	// the first message edited to say what was done, or an ephemeral reply
+	// to the person who clicked saying why nothing was.
+	ActionSlackTell ActionKind = "slack_tell"
 )
 
 // ActionKinds lists every action kind.
-var ActionKinds = []ActionKind{ActionSlack, ActionSlackUpdate, ActionNudge, ActionCancelAndNudge, ActionLog, ActionAlertmanager, ActionWebhook}
+var ActionKinds = []ActionKind{ActionSlack, ActionSlackUpdate, ActionNudge, ActionCancelAndNudge, ActionLog, ActionAlertmanager, ActionWebhook,
+	ActionAnswer, ActionPermission, ActionSendMessage, ActionSnooze, ActionResolve, ActionSlackTell}
+
+// ClickActions are the actions a click in Slack may decide (with
+// ActionCancelAndNudge, which a step may take too).
+var ClickActions = []ActionKind{ActionAnswer, ActionPermission, ActionSendMessage, ActionCancelAndNudge, ActionSnooze, ActionResolve}
 
 // StepActions are the actions a configured step may take: each has an
 // outlet registered for it.

@@ -108,6 +108,15 @@ func (c *Client) AddMessage(ctx context.Context, taskID, sessionID, content, cli
 	})
 }
 
+// RespondPermission is permission.respond: it answers a permission
+// request with one of its options. kandev refuses it without request_id.
+// It carries no idempotency key: a replay is a second answer.
+func (c *Client) RespondPermission(ctx context.Context, taskID, sessionID, requestID, pendingID, optionID string) error {
+	return c.request(ctx, "permission.respond", map[string]string{
+		"task_id": taskID, "session_id": sessionID, "request_id": requestID, "pending_id": pendingID, "option_id": optionID,
+	})
+}
+
 // Cancel is agent.cancel: it cancels the session's active turn.
 func (c *Client) Cancel(ctx context.Context, sessionID string) error {
 	return c.request(ctx, "agent.cancel", map[string]string{"session_id": sessionID})

@@ -20,7 +20,9 @@ func (p *planner) missing(e model.Episode) {
 	}
 	p.plan.Resolve = append(p.plan.Resolve, model.Resolve{ID: e.ID, At: p.in.Now, Reason: p.in.Reason(e)})
 	for _, a := range e.Actions {
-		if a.State == model.StatePending && !a.Uncertain {
+		// A click's story is told whatever became of the click: the
+		// person who clicked is never left without an answer.
+		if a.State == model.StatePending && !a.Uncertain && !strings.HasPrefix(a.Seq, "tell/") {
 			p.plan.Supersede = append(p.plan.Supersede, a.Key)
 		}
 	}
@@ -32,10 +34,11 @@ func (p *planner) missing(e model.Episode) {
 }
 
 // resolveSlack edits the first Slack message in place when it was (or may
-// have been) sent. A first message that never went out resolves silently.
+// have been) sent, unless a click's story says how it ended there already.
+// A first message that never went out resolves silently.
 func (p *planner) resolveSlack(e model.Episode) {
 	first := firstSlack(e, nil)
-	if first == nil || p.in.Routing == nil || !mayHaveLanded(*first) {
+	if first == nil || p.in.Routing == nil || !mayHaveLanded(*first) || Told(e) {
 		return
 	}
 	a := model.Action{Key: Key(e.ID, "resolve"), EpisodeID: e.ID, Seq: "resolve", Kind: model.ActionSlackUpdate,

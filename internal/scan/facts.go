@@ -58,6 +58,8 @@ type permission struct {
 	requestedAt time.Time
 	toolCallID  *string
 	text        string
+	requestID   string
+	options     []PermissionOption
 }
 
 // IsActivity says whether a current-turn row is agent activity: agent
@@ -159,6 +161,17 @@ func permissionOf(m model.Message) *permission {
 	p := &permission{pendingID: pid, requestedAt: m.CreatedAt, text: m.Content}
 	if tc, ok := m.Meta.String("tool_call_id"); ok {
 		p.toolCallID = &tc
+	}
+	p.requestID, _ = m.Meta.String("request_id")
+	if raw, ok := m.Meta.Raw("options"); ok {
+		var opts []PermissionOption
+		if json.Unmarshal([]byte(raw), &opts) == nil {
+			for _, o := range model.CutOptions(opts, model.MaxOptions, PermissionOption{Name: model.CutMark}) {
+				if o.ID != "" {
+					p.options = append(p.options, PermissionOption{ID: o.ID, Name: model.Cut(o.Name, model.MaxOptionText), Kind: model.Cut(o.Kind, model.MaxOptionText)})
+				}
+			}
+		}
 	}
 	return p
 }

@@ -126,7 +126,8 @@ func askFindings(f facts, cur *model.Turn, kandevTurn string, th Thresholds, now
 		add(kind, b.askedAt, turnID, ptr(b.pendingID), d)
 	}
 	if p := f.permission; p != nil && !p.requestedAt.IsZero() && now.Sub(p.requestedAt) >= th.PermissionAfter {
-		add(model.KindPendingPermission, p.requestedAt, turnID, ptr(p.pendingID), &Detail{Permission: p.text})
+		add(model.KindPendingPermission, p.requestedAt, turnID, ptr(p.pendingID),
+			&Detail{Permission: p.text, PermissionRequestID: p.requestID, PermissionOptions: p.options})
 	}
 }
 

@@ -90,6 +90,10 @@ type Detail struct {
 	Detached  bool       `json:"detached,omitempty"`
 	// Permission is what the agent asks permission for.
 	Permission string `json:"permission,omitempty"`
+	// PermissionRequestID and PermissionOptions answer it in kandev
+	// (permission.respond takes the request id and one option's id).
+	PermissionRequestID string             `json:"permission_request_id,omitempty"`
+	PermissionOptions   []PermissionOption `json:"permission_options,omitempty"`
 	// OpenTurns is the open-turn count (multiple_open_turns).
 	OpenTurns int `json:"open_turns,omitempty"`
 	// KandevTurnID is the turn kandev treats as current
@@ -139,6 +143,15 @@ type Option struct {
 	ID          string `json:"option_id,omitempty"`
 	Label       string `json:"label"`
 	Description string `json:"description,omitempty"`
+}
+
+// PermissionOption is one answer kandev offers a permission request:
+// its id, its name for people, and its kind (allow_once, allow_always,
+// reject_once, reject_always).
+type PermissionOption struct {
+	ID   string `json:"option_id"`
+	Name string `json:"name"`
+	Kind string `json:"kind,omitempty"`
 }
 
 // Key is a finding's identity as one string (logs, tests).

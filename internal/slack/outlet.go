@@ -23,6 +23,8 @@ type Outlet struct {
 	// RateLimited, when set, hears of each 429 and each action the budget
 	// holds back (watchdogd_slack_rate_limited_total).
 	RateLimited func()
+	// Interactive puts buttons on first posts (slack.interactivity).
+	Interactive bool
 }
 
 // Render freezes the Slack message an action sends: a step's post or
@@ -30,9 +32,12 @@ type Outlet struct {
 // edit — the first message's frozen text under a cleared line.
 func (o *Outlet) Render(r deliver.Rendering) (string, error) {
 	a := r.Action
-	if a.Kind != model.ActionSlackUpdate {
+	switch a.Kind {
+	case model.ActionSlackTell:
+		return renderTell(r)
+	case model.ActionSlack:
 		return Render(r.Finding, RenderOptions{Mention: a.Mention, Reply: a.ParentKey != "",
-			KindChange: strings.HasPrefix(a.Seq, "kind/"), Now: r.Now}).Encode(), nil
+			KindChange: strings.HasPrefix(a.Seq, "kind/"), Buttons: o.Interactive, Episode: r.Episode.ID, Now: r.Now}).Encode(), nil
 	}
 	orig := Render(r.Finding, RenderOptions{Now: r.Now})
 	for _, pa := range r.Episode.Actions {
@@ -49,6 +54,9 @@ func (o *Outlet) Render(r deliver.Rendering) (string, error) {
 // channel (or the thread) carrying the action's key.
 func (o *Outlet) Find(ctx context.Context, at deliver.Attempt) (deliver.Sent, bool) {
 	a := at.Action
+	if a.Kind == model.ActionSlackTell {
+		return o.findTold(ctx, at)
+	}
 	if a.Kind != model.ActionSlack {
 		return deliver.Sent{}, false // an edit is the same edit again
 	}
@@ -65,6 +73,9 @@ func (o *Outlet) Find(ctx context.Context, at deliver.Attempt) (deliver.Sent, bo
 // Send posts a step or edits the first message for a resolve.
 func (o *Outlet) Send(ctx context.Context, at deliver.Attempt) deliver.Sent {
 	a, e, p := at.Action, at.Episode, at.Parent
+	if a.Kind == model.ActionSlackTell {
+		return o.tell(ctx, at)
+	}
 	if a.Kind == model.ActionSlackUpdate && p == nil {
 		return deliver.Superseded("the first message was never sent")
 	}

@@ -73,7 +73,11 @@ type RenderOptions struct {
 	// KindChange renders the reply that says the question's visibility in
 	// kandev changed.
 	KindChange bool
-	Now        time.Time
+	// Buttons, when set, puts the episode's buttons under a first post
+	// (slack.interactivity); Episode names the episode they act on.
+	Buttons bool
+	Episode string
+	Now     time.Time
 }
 
 // Render builds the Slack message for a finding. The first line says what
@@ -100,21 +104,27 @@ func Render(f scan.Finding, o RenderOptions) Message {
 	footer := mrkdwn(fmt.Sprintf("session `%s` · workspace `%s` · %s · watchdogd",
 		escapeCode(f.SessionID), escapeCode(f.WorkspaceID), model.KindWords(f.Kind)))
 	blocks := []slackapi.Block{section(head1)}
-	if !o.Reply {
-		budget := maxMessageText - utf8.RuneCountInString(head1.Text) - utf8.RuneCountInString(footer.Text)
-		blocks = append(blocks, evidence(f, budget)...)
+	var buttons []slackapi.Block
+	if o.Buttons && !o.Reply && !o.KindChange {
+		buttons = Buttons(f, o.Episode)
 	}
+	if !o.Reply {
+		budget := maxMessageText - utf8.RuneCountInString(head1.Text) - utf8.RuneCountInString(footer.Text) - buttonsText(buttons)
+		blocks = append(blocks, evidence(f, budget, len(buttons))...)
+	}
+	blocks = append(blocks, buttons...)
 	blocks = append(blocks, slackapi.NewContextBlock("", footer))
 	text := fmt.Sprintf("%s %s %s", o.Mention, head, label)
 	return Message{Text: clip(strings.TrimSpace(text), maxFallback), Blocks: slackapi.Blocks{BlockSet: blocks}}
 }
 
 // RenderResolved edits a first message: a cleared line on top, the original
-// evidence below (without re-pinging anyone).
+// evidence below (without re-pinging anyone), and no buttons: there is
+// nothing left to act on.
 func RenderResolved(original Message, reason string, after time.Duration) Message {
 	line := fmt.Sprintf(":white_check_mark: *Cleared after %s:* %s.", term.Minutes(after), escapeText(reason))
 	blocks := []slackapi.Block{section(mrkdwn(line))}
-	for _, b := range original.Blocks.BlockSet {
+	for _, b := range withoutButtons(original.Blocks.BlockSet) {
 		if len(blocks) >= maxBlocks {
 			break
 		}
@@ -204,9 +214,10 @@ func kindChangeText(f scan.Finding) (string, string) {
 
 // evidence is the plain_text part of a first post: questions and options,
 // or the permission asked for. It stays within budget characters and
-// maxBlocks-2 blocks (the headline and the context line take the other
-// two); what does not fit is replaced by a visible notice.
-func evidence(f scan.Finding, budget int) []slackapi.Block {
+// maxBlocks-2-reserved blocks (the headline, the context line and the
+// buttons take the others); what does not fit is replaced by a visible
+// notice.
+func evidence(f scan.Finding, budget, reserved int) []slackapi.Block {
 	d := f.Detail
 	if d == nil {
 		return nil
@@ -247,7 +258,7 @@ func evidence(f scan.Finding, budget int) []slackapi.Block {
 	if p := d.LostPermission; p != nil && p.Permission != "" {
 		texts = append(texts, "Permission asked before: "+p.Permission)
 	}
-	return fit(texts, budget, maxBlocks-2, len(d.Questions)-questions)
+	return fit(texts, budget, maxBlocks-2-reserved, len(d.Questions)-questions)
 }
 
 // fit turns texts into plain_text sections, at most blocks of them with at

@@ -71,6 +71,12 @@ type Server struct {
 	// call number (1-based) and the request's form (channel, thread_ts…).
 	fault     func(method string, n int) Fault
 	faultForm func(method string, n int, form url.Values) Fault
+
+	// What interactivity uses (interact.go).
+	ephemerals []Ephemeral
+	groups     map[string][]string
+	views      []string
+	socket     *socketMode
 }
 
 // New starts a server accepting token.
@@ -164,6 +170,10 @@ func (s *Server) Calls(method string) int {
 }
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/socket" {
+		s.serveSocket(w, r)
+		return
+	}
 	method := strings.TrimPrefix(r.URL.Path, "/api/")
 	if err := r.ParseForm(); err != nil {
 		http.Error(w, "bad form", http.StatusBadRequest)
@@ -183,7 +193,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	case s.faultForm != nil:
 		f = s.faultForm(method, n, r.Form)
 	}
-	valid := token == s.token
+	valid := token == s.token || s.socket != nil && token == s.socket.appToken && method == "apps.connections.open"
 	s.mu.Unlock()
 	if !valid {
 		write(w, map[string]any{"ok": false, "error": "invalid_auth"})
@@ -231,7 +241,7 @@ func (s *Server) serve(method string, r *http.Request) map[string]any {
 	case "conversations.replies":
 		return s.history(r, r.Form.Get("ts"))
 	}
-	return map[string]any{"ok": false, "error": "unknown_method"}
+	return s.serveInteract(method, r)
 }
 
 // validate applies the Block Kit limits Slack enforces.

@@ -57,6 +57,10 @@ secrets.existingSecretKeys says it holds. Renders "true" or nothing.
 {{- if $s.alertmanagerPassword }}true{{ end -}}
 {{- else if eq .key "alertmanagerCredentials" -}}
 {{- if $s.alertmanagerCredentials }}true{{ end -}}
+{{- else if eq .key "slackAppToken" -}}
+{{- if $s.slackAppToken }}true{{ end -}}
+{{- else if eq .key "slackSigningSecret" -}}
+{{- if $s.slackSigningSecret }}true{{ end -}}
 {{- else -}}
 true
 {{- end -}}
@@ -143,6 +147,15 @@ that secrets come from mounted files and never sit in the ConfigMap.
 {{- $hooks = append $hooks $w -}}
 {{- end -}}
 {{- $_ := set $c "webhooks" $hooks -}}
+{{- end -}}
+{{- $in := get (default dict (get $c "slack")) "interactivity" -}}
+{{- if $in -}}
+{{- if include "watchdogd.hasSecret" (dict "root" . "key" "slackAppToken") -}}
+{{- $_ := set $in "app_token_file" (printf "%s/slack-app-token" $secrets) -}}
+{{- end -}}
+{{- if include "watchdogd.hasSecret" (dict "root" . "key" "slackSigningSecret") -}}
+{{- $_ := set $in "signing_secret_file" (printf "%s/slack-signing-secret" $secrets) -}}
+{{- end -}}
 {{- end -}}
 {{- $h := default dict (get $c "http") -}}
 {{- $_ := set $h "listen" (printf "0.0.0.0:%d" (int .Values.service.port)) -}}

@@ -1,4 +1,6 @@
-package daemon
+// Package memlimit sets Go's soft memory limit from the cgroup memory limit
+// the process lives under (its own cgroup or one above it, v1 or v2).
+package memlimit
 
 import (
 	"fmt"
@@ -9,9 +11,9 @@ import (
 	"strings"
 )
 
-// applyMemoryLimit sets memoryLimit, if any, and says what the limit is,
-// for the start line.
-func applyMemoryLimit(getenv func(string) string, readFile func(string) ([]byte, error)) string {
+// Apply sets memoryLimit, if any, and says what the limit is, for the
+// start line.
+func Apply(getenv func(string) string, readFile func(string) ([]byte, error)) string {
 	if v := getenv("GOMEMLIMIT"); v != "" {
 		return v + " (GOMEMLIMIT)"
 	}

@@ -1,4 +1,4 @@
-package daemon
+package kandev_test
 
 import (
 	"context"
@@ -7,11 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/kandevdb"
 )
 
 // TestReaderFollowsKandevUpgrades: kandev migrates its schema under a
-// running daemon. A table it adds is read within reopenAfter; an index it
+// running daemon. A table it adds is read within kandev.ReopenAfter; an index it
 // drops fails one read, and the next works; a column it renames fails one
 // read, and the next names the column.
 func TestReaderFollowsKandevUpgrades(t *testing.T) {
@@ -28,7 +29,7 @@ func TestReaderFollowsKandevUpgrades(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock := now
-	l := &lazyReader{url: db.URL(), now: func() time.Time { return clock }}
+	l := &kandev.Lazy{URL: db.URL(), Now: func() time.Time { return clock }}
 	t.Cleanup(func() { _ = l.Close() })
 	queued := func() int {
 		t.Helper()
@@ -54,13 +55,13 @@ func TestReaderFollowsKandevUpgrades(t *testing.T) {
 	if err := db.Write(ctx, kandevdb.Dataset{Queued: q.DS.Queued}); err != nil {
 		t.Fatal(err)
 	}
-	clock = clock.Add(reopenAfter - time.Second)
+	clock = clock.Add(kandev.ReopenAfter - time.Second)
 	if n := queued(); n != 0 {
-		t.Fatalf("%d queued: the reader was reopened before reopenAfter", n)
+		t.Fatalf("%d queued: the reader was reopened before kandev.ReopenAfter", n)
 	}
 	clock = clock.Add(time.Second)
 	if n := queued(); n != 1 {
-		t.Fatalf("%d queued %s after the upgrade, want 1", n, reopenAfter)
+		t.Fatalf("%d queued %s after the upgrade, want 1", n, kandev.ReopenAfter)
 	}
 
 	// The upgrade drops the index the SQLite probes name.

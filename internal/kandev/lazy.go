@@ -1,54 +1,53 @@
-package daemon
+package kandev
 
 import (
 	"context"
 	"sync"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/model"
 )
 
-// reopenAfter bounds how long the daemon reads kandev on what it learnt of
+// ReopenAfter bounds how long the daemon reads kandev on what it learnt of
 // its schema at open. kandev migrates its schema when it starts, and in a
 // deployment it is upgraded while watchdogd keeps running: a table that
 // appears (queued_messages, which older kandevs lack and watchdogd then
 // reads as empty) must be read within minutes, not at watchdogd's next
 // restart.
-const reopenAfter = 10 * time.Minute
+const ReopenAfter = 10 * time.Minute
 
-// lazyReader opens kandev's database on first use, again after a failed
+// Lazy is a Reader that opens kandev's database on first use, again after a failed
 // open, so that a daemon started while kandev's database is down stays up
-// and recovers by itself, and again after a failed read or reopenAfter, so
+// and recovers by itself, and again after a failed read or ReopenAfter, so
 // that the schema check runs on the schema kandev has now: a column a kandev
 // upgrade renamed is then named in one clear error instead of a driver's
 // "no such column" on every cycle, and an index it dropped (SQLite's probes
 // name theirs) stops failing the scan from the next cycle on.
-type lazyReader struct {
-	url  string
-	opts kandev.Options
-	// tolerance is the future tolerance opts.NotAfter applies, which a
+type Lazy struct {
+	URL  string
+	Opts Options
+	// Tolerance is the future tolerance Opts.NotAfter applies, which a
 	// reload may change.
-	tolerance time.Duration
-	now       func() time.Time // nil: time.Now
+	Tolerance time.Duration
+	Now       func() time.Time // nil: time.Now
 
 	mu     sync.Mutex
-	r      *kandev.Reader
+	r      *Reader
 	opened time.Time
 }
 
-func (l *lazyReader) get(ctx context.Context) (*kandev.Reader, error) {
+func (l *Lazy) get(ctx context.Context) (*Reader, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := time.Now
-	if l.now != nil {
-		now = l.now
+	if l.Now != nil {
+		now = l.Now
 	}
-	if l.r != nil && now().Sub(l.opened) < reopenAfter {
+	if l.r != nil && now().Sub(l.opened) < ReopenAfter {
 		return l.r, nil
 	}
 	_ = l.closeLocked()
-	r, err := kandev.Open(ctx, l.url, l.opts)
+	r, err := Open(ctx, l.URL, l.Opts)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +58,7 @@ func (l *lazyReader) get(ctx context.Context) (*kandev.Reader, error) {
 // failed drops r after a read that failed for another reason than the
 // caller giving up, so that the next read opens and checks the schema
 // again.
-func (l *lazyReader) failed(ctx context.Context, r *kandev.Reader) {
+func (l *Lazy) failed(ctx context.Context, r *Reader) {
 	if ctx.Err() != nil {
 		return
 	}
@@ -71,7 +70,7 @@ func (l *lazyReader) failed(ctx context.Context, r *kandev.Reader) {
 }
 
 // Snapshot reads all active sessions.
-func (l *lazyReader) Snapshot(ctx context.Context) (*model.Snapshot, error) {
+func (l *Lazy) Snapshot(ctx context.Context) (*model.Snapshot, error) {
 	r, err := l.get(ctx)
 	if err != nil {
 		return nil, err
@@ -84,7 +83,7 @@ func (l *lazyReader) Snapshot(ctx context.Context) (*model.Snapshot, error) {
 }
 
 // TaskSnapshot reads one task's active sessions.
-func (l *lazyReader) TaskSnapshot(ctx context.Context, taskID string) (*model.Snapshot, error) {
+func (l *Lazy) TaskSnapshot(ctx context.Context, taskID string) (*model.Snapshot, error) {
 	r, err := l.get(ctx)
 	if err != nil {
 		return nil, err
@@ -97,7 +96,7 @@ func (l *lazyReader) TaskSnapshot(ctx context.Context, taskID string) (*model.Sn
 }
 
 // TurnMessages reads the messages of the turns given.
-func (l *lazyReader) TurnMessages(ctx context.Context, turnIDs []string) (map[string][]model.Message, error) {
+func (l *Lazy) TurnMessages(ctx context.Context, turnIDs []string) (map[string][]model.Message, error) {
 	r, err := l.get(ctx)
 	if err != nil {
 		return nil, err
@@ -110,13 +109,13 @@ func (l *lazyReader) TurnMessages(ctx context.Context, turnIDs []string) (map[st
 }
 
 // Close closes the reader if it was opened.
-func (l *lazyReader) Close() error {
+func (l *Lazy) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.closeLocked()
 }
 
-func (l *lazyReader) closeLocked() error {
+func (l *Lazy) closeLocked() error {
 	if l.r == nil {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package daemon
+package memlimit
 
 import (
 	"errors"
@@ -96,15 +96,15 @@ func TestApplyMemoryLimit(t *testing.T) {
 	prev := debug.SetMemoryLimit(-1)
 	t.Cleanup(func() { debug.SetMemoryLimit(prev) })
 	none := func(string) string { return "" }
-	got := applyMemoryLimit(none, fixture("v2-pod"))
+	got := Apply(none, fixture("v2-pod"))
 	if got != "102 MiB (80 % of the cgroup's)" || debug.SetMemoryLimit(-1) != 107374180 {
 		t.Fatalf("applied %q, Go's limit %d", got, debug.SetMemoryLimit(-1))
 	}
 	debug.SetMemoryLimit(prev)
-	if got := applyMemoryLimit(none, func(string) ([]byte, error) { return nil, errors.New("no cgroup") }); got != "none" || debug.SetMemoryLimit(-1) != prev {
+	if got := Apply(none, func(string) ([]byte, error) { return nil, errors.New("no cgroup") }); got != "none" || debug.SetMemoryLimit(-1) != prev {
 		t.Fatalf("without a limit: %q, Go's limit %d", got, debug.SetMemoryLimit(-1))
 	}
-	if got := applyMemoryLimit(func(string) string { return "200MiB" }, fixture("v2-pod")); got != "200MiB (GOMEMLIMIT)" || debug.SetMemoryLimit(-1) != prev {
+	if got := Apply(func(string) string { return "200MiB" }, fixture("v2-pod")); got != "200MiB (GOMEMLIMIT)" || debug.SetMemoryLimit(-1) != prev {
 		t.Fatalf("with GOMEMLIMIT: %q", got)
 	}
 }

@@ -1,0 +1,44 @@
+package app
+
+import (
+	"context"
+	"time"
+
+	"github.com/watchdogd/watchdogd/internal/answer"
+	"github.com/watchdogd/watchdogd/internal/config"
+	"github.com/watchdogd/watchdogd/internal/cycle"
+	"github.com/watchdogd/watchdogd/internal/deliver"
+	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/model"
+	"github.com/watchdogd/watchdogd/internal/nudge"
+	"github.com/watchdogd/watchdogd/internal/outlets"
+	"github.com/watchdogd/watchdogd/internal/policy"
+	"github.com/watchdogd/watchdogd/internal/slack"
+	"github.com/watchdogd/watchdogd/internal/snooze"
+)
+
+// connectClicks registers what a click in Slack decides (slack.interactivity): kandev's answers over its HTTP API
+// and WebSocket, snoozes and resolves in cycle c's ledger.
+func connectClicks(reg deliver.Registry, cfg *config.Config, src Sources, c *cycle.Cycle, s *slack.Outlet, kc *nudge.Client, n *nudge.Outlet) error {
+	hc, err := answer.NewClient(cfg.Kandev.BaseURL, src.Kandev, 15*time.Second)
+	if err != nil {
+		return err
+	}
+	a := &answer.Outlet{Kandev: answer.Kandevs{HTTP: hc, WS: kc}, Read: c.ReadTask, Current: c.Current}
+	q := &snooze.Outlet{
+		AddSilence: func(ctx context.Context, v ledger.Silence) error { return c.Store.AddSilence(ctx, v) },
+		Resolve: func(ctx context.Context, id, reason string, at time.Time) error {
+			_, _, err := c.Store.Decide(ctx, func(l model.Ledger) (model.Plan, error) {
+				// No Routing: the click's story edits the message, not a
+				// resolve's "cleared" line. The other outlets that heard of
+				// the episode are told it ended, as when a finding clears.
+				p, _ := policy.ForceResolve(l, id, policy.Input{Now: at, Policies: cfg.Policy, Resolves: c.Resolves(),
+					Reason: func(model.Episode) string { return reason }})
+				return p, nil
+			})
+			return err
+		},
+	}
+	outlets.RegisterClicks(reg, s, n, a, q)
+	return nil
+}

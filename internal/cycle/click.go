@@ -1,0 +1,149 @@
+package cycle
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"go.uber.org/zap"
+
+	"github.com/watchdogd/watchdogd/internal/deliver"
+	"github.com/watchdogd/watchdogd/internal/model"
+	"github.com/watchdogd/watchdogd/internal/policy"
+	"github.com/watchdogd/watchdogd/internal/scan"
+)
+
+// ClickIn is a click in Slack as received: the episode its button names,
+// who clicked, and how to read what it asks from the episode's finding
+// (a button's places become kandev's ids; a form's state its answers), or
+// why it does not fit the finding.
+type ClickIn struct {
+	Episode string
+	User    string
+	Read    func(f scan.Finding) (c model.Click, unfit string)
+}
+
+// Clicked is what a click became: the keys of the actions saved for it
+// (the click and its story, to deliver now), or why nothing was done.
+type Clicked struct {
+	Keys    []string
+	Refused string
+}
+
+// Click decides a click and saves what it becomes in the ledger,
+// before anything is sent: who may act is checked (members lists a user
+// group's members, through Slack), then policy.Click makes it an action
+// keyed by (episode, button, value, user), so that the same click
+// received twice is saved once. Deliver it with DeliverClicks.
+func (c *Cycle) Click(ctx context.Context, in ClickIn, members func(context.Context, string) ([]string, error)) (Clicked, error) {
+	now := c.Now()
+	e, err := c.Store.Episode(ctx, in.Episode)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Clicked{Refused: "watchdogd knows no such alert (pruned from its ledger, or not its button)"}, nil
+	}
+	if err != nil {
+		return Clicked{}, err
+	}
+	if r := c.Config.Routing(); r == nil || !c.mayAct(ctx, policy.Actors(*r, e), in.User, members) {
+		return Clicked{Refused: "you are not allowed to act on this alert (slack.interactivity's allowed_users and allowed_usergroups)"}, nil
+	}
+	f := policy.StoredFinding(e)
+	// A click that does not fit the finding (an older message, a forged
+	// value) is refused: the person is told, nothing is saved.
+	k, unfit := in.Read(f)
+	if unfit != "" {
+		return Clicked{Refused: unfit}, nil
+	}
+	k.EpisodeID, k.User = e.ID, in.User
+	text := ""
+	if pol := c.Config.Policy[e.Kind]; pol != nil {
+		text = pol.Text
+	}
+	d := policy.Click(e, k, policy.ClickIn{Now: now, Finding: f, Text: text, First: firstPost(e)})
+	if d.Refused != "" {
+		return Clicked{Refused: d.Refused}, nil
+	}
+	body, err := c.Outlets.Render(deliver.Rendering{Action: d.Tell, Episode: e, Finding: f, Now: now})
+	if err != nil {
+		return Clicked{}, fmt.Errorf("render the click's story: %w", err)
+	}
+	d.Tell.Body = body
+	plan := model.Plan{Now: now, Actions: []model.Action{d.Click, d.Tell}}
+	if _, _, err := c.Store.DecideFor(ctx, func(model.Ledger) []string { return nil }, func(model.Ledger) (model.Plan, error) { return plan, nil }); err != nil {
+		return Clicked{}, err
+	}
+	c.Log.Info("click in Slack saved", zap.String("episode", e.ID), zap.String("action", string(d.Click.Kind)),
+		zap.String("key", d.Click.Key), zap.String("slack_user", in.User))
+	return Clicked{Keys: []string{d.Click.Key, d.Tell.Key}}, nil
+}
+
+// mayAct asks Slack for the members of the listed groups only when the
+// user is not listed by id.
+func (c *Cycle) mayAct(ctx context.Context, a model.Actors, user string, members func(context.Context, string) ([]string, error)) bool {
+	if policy.MayAct(a, user, nil) {
+		return true
+	}
+	got := map[string][]string{}
+	for _, g := range a.Usergroups {
+		m, err := members(ctx, g)
+		if err != nil {
+			c.Log.Warn("cannot list a user group's members; it admits nobody for this click", zap.String("usergroup", g), zap.Error(err))
+			continue
+		}
+		got[g] = m
+	}
+	return policy.MayAct(a, user, got)
+}
+
+// firstPost is the episode's delivered first Slack message, nil when none.
+func firstPost(e model.Episode) *model.Action {
+	for i, a := range e.Actions {
+		if a.Kind == model.ActionSlack && a.ParentKey == "" && a.State == model.StateDelivered && a.ResultTS != "" {
+			return &e.Actions[i]
+		}
+	}
+	return nil
+}
+
+// DeliverClicks runs the delivery protocol now for a click's actions, in
+// order (the click, then its story). An action not due here
+// (another replica holds it, this one does not lead, a retry waits) goes
+// out at a later cycle, as any other.
+func (c *Cycle) DeliverClicks(ctx context.Context, keys []string) {
+	silences, err := c.silences(ctx, c.Now())
+	if err != nil {
+		c.Log.Warn("read silences for a click; its delivery waits for the next cycle", zap.Error(err))
+		return
+	}
+	d := c.deliverer()
+	for _, k := range keys {
+		if _, err := d.DeliverOne(ctx, k, silences); err != nil {
+			c.Log.Warn("deliver a click now; the next cycle will", zap.String("key", k), zap.Error(err))
+		}
+	}
+}
+
+// endCleared ends the silences a resolve from Slack keeps until its
+// finding clears, once no scan reports it.
+func (c *Cycle) endCleared(ctx context.Context, rep scan.Report) {
+	now := c.Now()
+	all, err := c.Store.Silences(ctx, now, false)
+	if err != nil {
+		c.Log.Warn("read silences to end those whose finding cleared", zap.Error(err))
+		return
+	}
+	var open []policy.ClearSilence
+	for _, s := range all {
+		if s.UntilClear {
+			open = append(open, policy.ClearSilence{ID: s.ID, SessionID: s.SessionID, Kind: s.Kind})
+		}
+	}
+	for _, id := range policy.Cleared(open, rep.Findings) {
+		if _, err := c.Store.ExpireSilence(ctx, id, now); err != nil {
+			c.Log.Warn("end a silence whose finding cleared", zap.String("silence", id), zap.Error(err))
+			continue
+		}
+		c.Log.Info("a silence kept until its finding cleared ended", zap.String("silence", id))
+	}
+}

@@ -1,0 +1,136 @@
+package interact
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	slackapi "github.com/slack-go/slack"
+	"go.uber.org/zap"
+
+	"github.com/watchdogd/watchdogd/internal/cycle"
+	"github.com/watchdogd/watchdogd/internal/model"
+	"github.com/watchdogd/watchdogd/internal/scan"
+	"github.com/watchdogd/watchdogd/internal/slack"
+	"github.com/watchdogd/watchdogd/internal/term"
+)
+
+// Slack is what the handler says to Slack itself.
+type Slack interface {
+	Ephemeral(ctx context.Context, channel, user, text string) error
+	OpenForm(ctx context.Context, triggerID string, view slackapi.ModalViewRequest) error
+}
+
+// Handler is the one handler both ways of receiving feed. Any replica
+// may run it: the ledger's keys make a click received by two replicas one
+// action, and its claim lets one process deliver it; a replica that does
+// not lead saves it and the leader's next cycle delivers it.
+type Handler struct {
+	// Click decides and saves a click (cycle.Click); nil error with no
+	// keys is a refusal.
+	Click func(ctx context.Context, in cycle.ClickIn) (cycle.Clicked, error)
+	// Deliver delivers saved actions now (cycle.DeliverClicks).
+	Deliver func(ctx context.Context, keys []string)
+	// Finding is an episode's finding as last seen (a form is built on it).
+	Finding func(ctx context.Context, episode string) (scan.Finding, error)
+	Slack   Slack
+	// Count hears each event's result (watchdogd_slack_interactions_total).
+	Count func(result string)
+	Log   *zap.Logger
+
+	// base bounds the work done after an acknowledgement; wg waits for it.
+	base context.Context
+	wg   sync.WaitGroup
+}
+
+// Start sets the context work after an acknowledgement runs under (the
+// daemon's: a shutdown waits for it with Wait).
+func (h *Handler) Start(ctx context.Context) { h.base = ctx }
+
+// Wait waits for work started after acknowledgements.
+func (h *Handler) Wait() { h.wg.Wait() }
+
+// Handle handles one event before Slack is acknowledged: a form is
+// opened (its trigger lasts 3 seconds), a click is saved. It then starts
+// what follows (delivery, or telling the person why nothing is done). An
+// error means nothing was saved: leave Slack unacknowledged, and it sends
+// the event again.
+func (h *Handler) Handle(ctx context.Context, ev Event) error {
+	if ev.Form == nil && ev.Value.Button == model.ButtonForm {
+		h.openForm(ctx, ev)
+		return nil
+	}
+	read := func(f scan.Finding) (model.Click, string) {
+		c, err := ev.Value.Click(f)
+		if err != nil {
+			return model.Click{}, term.OneLine(err)
+		}
+		return c, ""
+	}
+	if ev.Form != nil {
+		read = func(f scan.Finding) (model.Click, string) {
+			return model.Click{Button: model.ButtonAnswers, Answers: slack.Submitted(f, ev.Form)}, ""
+		}
+	}
+	got, err := h.Click(ctx, cycle.ClickIn{Episode: ev.Value.Episode, User: ev.User, Read: read})
+	if err != nil {
+		h.count("failed")
+		h.Log.Warn("a click from Slack was not saved; Slack will send it again", zap.String("slack_user", ev.User), zap.Error(err))
+		return err
+	}
+	if got.Refused != "" {
+		h.count("refused")
+		h.Log.Info("a click from Slack was refused", zap.String("slack_user", ev.User), zap.String("episode", ev.Value.Episode),
+			zap.String("why", got.Refused))
+		h.later(func(ctx context.Context) { h.refuse(ctx, ev, "watchdogd did nothing: "+got.Refused) })
+		return nil
+	}
+	h.count("accepted")
+	h.later(func(ctx context.Context) { h.Deliver(ctx, got.Keys) })
+	return nil
+}
+
+// openForm opens the answer form for an "Answer…" click. A form that
+// cannot open has nothing to save, and its trigger has expired by a
+// retry: the person is told why instead.
+func (h *Handler) openForm(ctx context.Context, ev Event) {
+	f, err := h.Finding(ctx, ev.Value.Episode)
+	if err == nil {
+		err = h.Slack.OpenForm(ctx, ev.TriggerID, slack.Form(f, ev.Value, ev.Channel, ev.TS))
+	}
+	if err != nil {
+		h.count("failed")
+		h.later(func(ctx context.Context) { h.refuse(ctx, ev, "watchdogd could not open the form: "+term.OneLine(err)) })
+		return
+	}
+	h.count("accepted")
+}
+
+// ErrNotReady is why a click is not taken yet: the ledger is not open.
+var ErrNotReady = errors.New("watchdogd's ledger is not open yet")
+
+// refuse tells the person who clicked why nothing was done.
+func (h *Handler) refuse(ctx context.Context, ev Event, text string) {
+	if err := h.Slack.Ephemeral(ctx, ev.Channel, ev.User, text); err != nil {
+		h.Log.Warn("cannot tell a person why their click did nothing", zap.String("slack_user", ev.User), zap.Error(err))
+	}
+}
+
+// later runs f after the acknowledgement, under the handler's context.
+func (h *Handler) later(f func(context.Context)) {
+	base := h.base
+	if base == nil {
+		base = context.Background()
+	}
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		f(base)
+	}()
+}
+
+func (h *Handler) count(result string) {
+	if h.Count != nil {
+		h.Count(result)
+	}
+}

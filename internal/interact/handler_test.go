@@ -1,0 +1,91 @@
+package interact_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	slackapi "github.com/slack-go/slack"
+	"go.uber.org/zap"
+
+	"github.com/watchdogd/watchdogd/internal/cycle"
+	"github.com/watchdogd/watchdogd/internal/interact"
+	"github.com/watchdogd/watchdogd/internal/model"
+	"github.com/watchdogd/watchdogd/internal/scan"
+	"github.com/watchdogd/watchdogd/internal/slack"
+)
+
+// said records what the handler says to Slack.
+type said struct {
+	mu         sync.Mutex
+	ephemerals []string
+	forms      int
+}
+
+func (s *said) Ephemeral(_ context.Context, _, user, text string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ephemerals = append(s.ephemerals, user+": "+text)
+	return nil
+}
+
+func (s *said) OpenForm(_ context.Context, trigger string, _ slackapi.ModalViewRequest) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if trigger == "" {
+		return errors.New("invalid_trigger_id")
+	}
+	s.forms++
+	return nil
+}
+
+// TestHandle: a click saved is delivered after the acknowledgement; a
+// refused one is told to who clicked and counted; one that could not be
+// saved is an error (Slack sends it again); "Answer…" opens a form.
+func TestHandle(t *testing.T) {
+	cases := []struct {
+		name    string
+		ev      interact.Event
+		clicked cycle.Clicked
+		err     error
+		// what follows: the keys delivered, the ephemeral said, the forms
+		// opened, the result counted, and whether Handle fails.
+		delivered, ephemeral string
+		forms                int
+		result               string
+		fails                bool
+	}{
+		{"saved", interact.Event{Value: slack.ButtonValue{Episode: "ep1", Button: model.ButtonResolve}, User: "U1"},
+			cycle.Clicked{Keys: []string{"k1", "k2"}}, nil, "k1,k2", "", 0, "accepted", false},
+		{"refused", interact.Event{Value: slack.ButtonValue{Episode: "ep1", Button: model.ButtonResolve}, User: "U2"},
+			cycle.Clicked{Refused: "you are not allowed"}, nil, "", "U2: watchdogd did nothing: you are not allowed", 0, "refused", false},
+		{"not saved", interact.Event{Value: slack.ButtonValue{Episode: "ep1", Button: model.ButtonResolve}, User: "U1"},
+			cycle.Clicked{}, errors.New("ledger down"), "", "", 0, "failed", true},
+		{"form", interact.Event{Value: slack.ButtonValue{Episode: "ep1", Button: model.ButtonForm}, User: "U1", TriggerID: "tr"},
+			cycle.Clicked{}, nil, "", "", 1, "accepted", false},
+		{"form without trigger", interact.Event{Value: slack.ButtonValue{Episode: "ep1", Button: model.ButtonForm}, User: "U1"},
+			cycle.Clicked{}, nil, "", "U1: watchdogd could not open the form: invalid_trigger_id", 0, "failed", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := &said{}
+			var delivered []string
+			counted := map[string]int{}
+			h := &interact.Handler{
+				Click:   func(context.Context, cycle.ClickIn) (cycle.Clicked, error) { return c.clicked, c.err },
+				Deliver: func(_ context.Context, keys []string) { delivered = keys },
+				Finding: func(context.Context, string) (scan.Finding, error) { return scan.Finding{}, nil },
+				Slack:   s, Count: func(r string) { counted[r]++ }, Log: zap.NewNop(),
+			}
+			h.Start(context.Background())
+			err := h.Handle(context.Background(), c.ev)
+			h.Wait()
+			if (err != nil) != c.fails || strings.Join(delivered, ",") != c.delivered || strings.Join(s.ephemerals, "|") != c.ephemeral ||
+				s.forms != c.forms || counted[c.result] != 1 || len(counted) != 1 {
+				t.Fatalf("err %v, delivered %v, ephemerals %q, forms %d, counted %v", err, delivered, s.ephemerals, s.forms, counted)
+			}
+		})
+	}
+}

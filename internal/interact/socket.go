@@ -1,0 +1,153 @@
+package interact
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	slackapi "github.com/slack-go/slack"
+	"github.com/slack-go/slack/socketmode"
+	"go.uber.org/zap"
+
+	"github.com/watchdogd/watchdogd/internal/config"
+)
+
+// Socket receives interactions over Socket Mode: apps.connections.open
+// with the app-level token gives a WebSocket URL, Slack sends envelopes
+// on it, and each is acknowledged by its envelope_id once its click is
+// saved (an envelope not acknowledged is sent again: no click is lost to a
+// crash or a reconnect). socketmode reconnects on Slack's disconnect
+// envelope and on a dead connection; Run starts it again, after a pause,
+// when it gives up.
+type Socket struct {
+	Handler *Handler
+	// API is a Slack client with the app-level token (and the API URL).
+	API *slackapi.Client
+	// Connected, when set, hears of each connection made (a test, the log).
+	Connected func()
+}
+
+// SocketAPI is the Slack client Socket Mode connects with: the bot token,
+// the app-level token, and the API's URL (slack.api_url).
+func SocketAPI(bot, app config.Secret, apiURL string) *slackapi.Client {
+	if !strings.HasSuffix(apiURL, "/") {
+		apiURL += "/"
+	}
+	return slackapi.New(bot.Reveal(), slackapi.OptionAppLevelToken(app.Reveal()), slackapi.OptionAPIURL(apiURL))
+}
+
+// Run receives until ctx ends.
+func (s *Socket) Run(ctx context.Context) {
+	log := s.Handler.Log
+	log.Info("receiving Slack clicks over Socket Mode")
+	for pause := time.Second; ctx.Err() == nil; pause = min(2*pause, time.Minute) {
+		c := socketmode.New(s.API)
+		done := make(chan error, 1)
+		go func() { done <- c.RunContext(ctx) }()
+		err := s.receive(ctx, c, done)
+		if ctx.Err() != nil {
+			return
+		}
+		log.Warn("Slack Socket Mode stopped; connecting again", zap.Duration("after", pause), zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(pause):
+		}
+	}
+}
+
+// receive handles one socketmode client's events until it stops.
+func (s *Socket) receive(ctx context.Context, c *socketmode.Client, done <-chan error) error {
+	for {
+		select {
+		case err := <-done:
+			return err
+		case evt := <-c.Events:
+			s.event(ctx, c, evt)
+		}
+	}
+}
+
+// event handles one socketmode event: an interaction is saved, then
+// acknowledged; anything else is logged or ignored.
+func (s *Socket) event(ctx context.Context, c *socketmode.Client, evt socketmode.Event) {
+	log := s.Handler.Log
+	switch evt.Type {
+	case socketmode.EventTypeConnected:
+		log.Info("connected to Slack over Socket Mode")
+		if s.Connected != nil {
+			s.Connected()
+		}
+	case socketmode.EventTypeInvalidAuth, socketmode.EventTypeConnectionError:
+		log.Warn("Slack Socket Mode connection failed", zap.String("event", string(evt.Type)), zap.Any("detail", evt.Data))
+	case socketmode.EventTypeInteractive:
+		if evt.Request == nil {
+			return
+		}
+		cb, ok := evt.Data.(slackapi.InteractionCallback)
+		if !ok {
+			s.Handler.count("malformed")
+			_ = c.Ack(*evt.Request)
+			return
+		}
+		ev, err := FromCallback(cb)
+		switch {
+		case errors.Is(err, ErrNotOurs):
+		case err != nil:
+			s.Handler.count("malformed")
+			log.Warn("an interaction from Slack watchdogd cannot read", zap.Error(err))
+		default:
+			hctx, cancel := context.WithTimeout(ctx, 2500*time.Millisecond)
+			err = s.Handler.Handle(hctx, ev)
+			cancel()
+			if err != nil {
+				return // not acknowledged: Slack sends it again
+			}
+		}
+		if err := c.Ack(*evt.Request); err != nil {
+			log.Warn("acknowledge an interaction", zap.Error(err))
+		}
+	default:
+		if evt.Request != nil && evt.Request.EnvelopeID != "" {
+			_ = c.Ack(*evt.Request) // events watchdogd does not subscribe to
+		}
+	}
+}
+
+// Check connects to Slack over Socket Mode once (apps.connections.open
+// with the app-level token, then the WebSocket until Slack's hello) and
+// disconnects: notify-test's proof that clicks can arrive.
+func Check(ctx context.Context, api *slackapi.Client) error {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	c := socketmode.New(api)
+	done := make(chan error, 1)
+	go func() { done <- c.RunContext(ctx) }()
+	for {
+		select {
+		case err := <-done:
+			if err == nil || errors.Is(err, context.Canceled) {
+				err = errors.New("the connection closed before Slack's hello")
+			}
+			return fmt.Errorf("Socket Mode: %w", err)
+		case <-ctx.Done():
+			return fmt.Errorf("Socket Mode: no hello from Slack within 15s: %w", ctx.Err())
+		case evt := <-c.Events:
+			switch evt.Type {
+			case socketmode.EventTypeHello:
+				cancel()
+				if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+					return fmt.Errorf("Socket Mode: closing: %w", err)
+				}
+				return nil
+			case socketmode.EventTypeInvalidAuth:
+				return fmt.Errorf("Socket Mode: Slack refused the app-level token (invalid_auth)")
+			case socketmode.EventTypeConnectionError:
+				return fmt.Errorf("Socket Mode: %v", evt.Data)
+			}
+		}
+	}
+}

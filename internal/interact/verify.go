@@ -1,0 +1,64 @@
+// Package interact receives clicks on watchdogd's Slack messages, over
+// Socket Mode (an outbound WebSocket: no ingress) or Slack's HTTP
+// requests (POST /slack/interactions, signed), and feeds both to one
+// handler: who may act is checked, the click is saved in the ledger as an
+// action keyed by (episode, button, value, user) before Slack is
+// acknowledged, and delivered through the delivery protocol right after.
+// A click Slack sends twice (a redelivered envelope, a retried request, a
+// double click) is one action.
+package interact
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/watchdogd/watchdogd/internal/config"
+)
+
+// MaxSkew is how far a signed request's timestamp may be from now: Slack
+// asks receivers to refuse older ones, which a replayed request is.
+const MaxSkew = 5 * time.Minute
+
+// ErrUnsigned is why a request is refused with 401.
+var ErrUnsigned = errors.New("not signed by Slack with the signing secret, or signed more than 5 minutes from now")
+
+// Verify checks Slack's signature of an HTTP request: X-Slack-Signature is
+// v0= and the hex HMAC-SHA256, under the signing secret, of
+// "v0:<X-Slack-Request-Timestamp>:<body>", and the timestamp is within
+// MaxSkew of now. The compare takes constant time.
+func Verify(secret config.Secret, h http.Header, body []byte, now time.Time) error {
+	ts := h.Get("X-Slack-Request-Timestamp")
+	sec, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil || secret == "" {
+		return ErrUnsigned
+	}
+	if d := now.Sub(time.Unix(sec, 0)); d > MaxSkew || d < -MaxSkew {
+		return ErrUnsigned
+	}
+	mac := hmac.New(sha256.New, []byte(secret.Reveal()))
+	mac.Write([]byte("v0:" + ts + ":"))
+	mac.Write(body)
+	want := "v0=" + hex.EncodeToString(mac.Sum(nil))
+	if !hmac.Equal([]byte(want), []byte(h.Get("X-Slack-Signature"))) {
+		return ErrUnsigned
+	}
+	return nil
+}
+
+// Sign is the signature headers Slack would send for body at now: for
+// tests and the stand-ins that play Slack.
+func Sign(secret config.Secret, body []byte, now time.Time) http.Header {
+	ts := strconv.FormatInt(now.Unix(), 10)
+	mac := hmac.New(sha256.New, []byte(secret.Reveal()))
+	mac.Write([]byte("v0:" + ts + ":"))
+	mac.Write(body)
+	h := http.Header{}
+	h.Set("X-Slack-Request-Timestamp", ts)
+	h.Set("X-Slack-Signature", "v0="+hex.EncodeToString(mac.Sum(nil)))
+	return h
+}

@@ -1,0 +1,79 @@
+package ledger_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/model"
+)
+
+// TestDueAction: one action is read for delivery exactly when DueActions
+// would list it: pending and due, or claimed past its TTL; not while
+// another process holds it fresh, nor once settled, nor when unknown.
+func TestDueAction(t *testing.T) {
+	ctx := context.Background()
+	for _, d := range dialects {
+		t.Run(d.name, func(t *testing.T) {
+			s := open(t, d.url(t))
+			if _, _, err := s.Decide(ctx, func(model.Ledger) (model.Plan, error) {
+				return model.Plan{Now: t0, Open: []model.Episode{newEpisode("ep1")}, Actions: []model.Action{action("k1", "ep1", "d1")}}, nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			due := func(at time.Time) bool {
+				t.Helper()
+				got, ok, err := s.DueAction(ctx, "k1", at, time.Minute)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ok && (got.Key != "k1" || got.Episode.ID != "ep1" || got.Episode.SessionID != "s1") {
+					t.Fatalf("due %+v", got)
+				}
+				return ok
+			}
+			if !due(t0) || due(t0.Add(-time.Second)) {
+				t.Fatal("a pending action is due from its next attempt on")
+			}
+			if _, ok, err := s.DueAction(ctx, "nope", t0, time.Minute); ok || err != nil {
+				t.Fatalf("an unknown key: %v %v", ok, err)
+			}
+			if _, ok, err := s.Claim(ctx, "k1", "h", "tok", t0, time.Minute); !ok || err != nil {
+				t.Fatalf("claim %v %v", ok, err)
+			}
+			if due(t0.Add(30*time.Second)) || !due(t0.Add(2*time.Minute)) {
+				t.Fatal("a claim is due once stale, not before")
+			}
+			if err := s.Settle(ctx, "k1", "tok", model.Outcome{State: model.StateDelivered}, t0); err != nil {
+				t.Fatal(err)
+			}
+			if due(t0.Add(time.Hour)) {
+				t.Fatal("a settled action is due")
+			}
+		})
+	}
+}
+
+// TestSilenceOnce: a silence stored again under its id (a click's, after a
+// crash) changes nothing; one kept until its finding clears says so.
+func TestSilenceOnce(t *testing.T) {
+	ctx := context.Background()
+	for _, d := range dialects {
+		t.Run(d.name, func(t *testing.T) {
+			s := open(t, d.url(t))
+			v := ledger.Silence{ID: "click-1", SessionID: "s1", Kind: model.KindStalledTurn, CreatedBy: "slack:U0ALICE", CreatedAt: t0,
+				Until: t0.Add(time.Hour), UntilClear: true}
+			for i := 0; i < 2; i++ {
+				if err := s.AddSilence(ctx, v); err != nil {
+					t.Fatal(err)
+				}
+				v.Until = t0.Add(time.Minute) // a second store would shorten it
+			}
+			all, err := s.Silences(ctx, t0, true)
+			if err != nil || len(all) != 1 || !all[0].UntilClear || !all[0].Until.Equal(t0.Add(time.Hour)) || all[0].CreatedBy != "slack:U0ALICE" {
+				t.Fatalf("silences %+v %v", all, err)
+			}
+		})
+	}
+}
