@@ -215,6 +215,25 @@ func TestSlackHTTPClicks(t *testing.T) {
 	if r := e.ws.Responds(); len(r) != 2 || r[1].Claimed {
 		t.Fatalf("kandev's responds %+v: the second must not be taken", r)
 	}
+	secretsAbsent(t, d, signingSecret)
+}
+
+// secretsAbsent checks that none of secrets is in the daemon's output,
+// status page, API or metrics.
+func secretsAbsent(t *testing.T, d *daemonProc, secrets ...string) {
+	t.Helper()
+	outs := []string{d.out.String()}
+	for _, p := range []string{"/", "/api/v1/findings", "/metrics"} {
+		_, body := d.get(p)
+		outs = append(outs, body)
+	}
+	for _, o := range outs {
+		for _, s := range secrets {
+			if strings.Contains(o, s) {
+				t.Fatalf("%q leaked:\n%.2000s", s, o)
+			}
+		}
+	}
 }
 
 // TestSlackSocketModeClicks: through the real binary in Socket Mode, a
@@ -223,7 +242,7 @@ func TestSlackHTTPClicks(t *testing.T) {
 // kandev once and edits the message once; every envelope is acknowledged,
 // those sent on an open connection within Slack's 3 seconds.
 func TestSlackSocketModeClicks(t *testing.T) {
-	e, _ := interactiveEnv(t, "    mode: socket\n", "WATCHDOGD_SLACK_APP_TOKEN="+appToken)
+	e, d := interactiveEnv(t, "    mode: socket\n", "WATCHDOGD_SLACK_APP_TOKEN="+appToken)
 	waitFor(t, 20*time.Second, "a Socket Mode connection", func() bool { return e.slack.Connections() >= 1 })
 	pgx := click(t, firstPosts(e.slack)["sess-a"], "U0ALICE", "pgx")
 	first, second := e.slack.SendInteraction(pgx), e.slack.SendInteraction(pgx)
@@ -261,6 +280,7 @@ func TestSlackSocketModeClicks(t *testing.T) {
 			t.Fatalf("the message was edited %d times", m.Edits)
 		}
 	}
+	secretsAbsent(t, d, appToken)
 }
 
 // episodeOf is the id of the first episode of session in the ledger.
