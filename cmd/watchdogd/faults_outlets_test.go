@@ -3,7 +3,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -203,16 +202,6 @@ policy:
 		t.Error("the stalled turn's alert ended with the question's")
 	}
 	figure(t, "a real Alertmanager (resolve_timeout 3s): 2 alerts kept active for 12s by resends and 8s more of failing scans, the answered one ended within 10s")
-}
-
-// episodes lists the ledger's episodes, open or not.
-func (e *env) episodes() []model.Episode {
-	e.t.Helper()
-	eps, err := e.ledger().Episodes(context.Background(), false, 10000)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return eps
 }
 
 // TestFaultWebhookSIGKILL: the daemon is SIGKILLed again and again while

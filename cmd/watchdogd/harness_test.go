@@ -155,6 +155,16 @@ func (e *env) ledger() *ledger.Store {
 	return s
 }
 
+// episodes lists the ledger's episodes, open or not.
+func (e *env) episodes() []model.Episode {
+	e.t.Helper()
+	eps, err := e.ledger().Episodes(context.Background(), false, 10000)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return eps
+}
+
 // actions lists every action in the ledger.
 func (e *env) actions() []model.Action {
 	e.t.Helper()

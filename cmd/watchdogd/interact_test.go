@@ -353,6 +353,17 @@ func TestSlackSnoozeAndResolve(t *testing.T) {
 	if top != 1 {
 		t.Fatalf("the resolved question was posted %d times", top)
 	}
+	// No outlet hears of it again, paced or not: no episode opens for it
+	// until it clears.
+	var eps []string
+	for _, ep := range e.episodes() {
+		if ep.SessionID == "sess-b" {
+			eps = append(eps, ep.ID+" resolved: "+ep.Resolution)
+		}
+	}
+	if len(eps) != 1 {
+		t.Fatalf("episodes of the resolved question: %q, want the one resolved", eps)
+	}
 	r := watchdogd(t, e.environ(), "silence", "list", "--config", e.cfg)
 	if r.code != 0 || strings.Count(r.stdout, "slack:U0ALICE") != 2 {
 		t.Fatalf("silence list (exit %d):\n%s%s", r.code, r.stdout, r.stderr)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 
 	"go.uber.org/zap"
 
@@ -125,25 +126,33 @@ func (c *Cycle) DeliverClicks(ctx context.Context, keys []string) {
 }
 
 // endCleared ends the silences a resolve from Slack keeps until its
-// finding clears, once no scan reports it.
-func (c *Cycle) endCleared(ctx context.Context, rep scan.Report) {
+// finding clears, once no scan reports it, and returns those that hold.
+func (c *Cycle) endCleared(ctx context.Context, rep scan.Report) []policy.ClearSilence {
 	now := c.Now()
-	all, err := c.Store.Silences(ctx, now, false)
-	if err != nil {
-		c.Log.Warn("read silences to end those whose finding cleared", zap.Error(err))
-		return
-	}
-	var open []policy.ClearSilence
-	for _, s := range all {
-		if s.UntilClear {
-			open = append(open, policy.ClearSilence{ID: s.ID, SessionID: s.SessionID, Kind: s.Kind})
-		}
-	}
-	for _, id := range policy.Cleared(open, rep.Findings) {
+	held, ended := c.clearSilences(ctx, rep)
+	for _, id := range ended {
 		if _, err := c.Store.ExpireSilence(ctx, id, now); err != nil {
 			c.Log.Warn("end a silence whose finding cleared", zap.String("silence", id), zap.Error(err))
 			continue
 		}
 		c.Log.Info("a silence kept until its finding cleared ended", zap.String("silence", id))
 	}
+	return held
+}
+
+// clearSilences reads the silences kept until their finding clears: those
+// that hold, and those whose finding rep no longer reports (ended).
+func (c *Cycle) clearSilences(ctx context.Context, rep scan.Report) (held []policy.ClearSilence, ended []string) {
+	all, err := c.Store.Silences(ctx, c.Now(), false)
+	if err != nil {
+		c.Log.Warn("read silences to end those whose finding cleared", zap.Error(err))
+		return nil, nil
+	}
+	for _, s := range all {
+		if s.UntilClear {
+			held = append(held, policy.ClearSilence{ID: s.ID, SessionID: s.SessionID, Kind: s.Kind})
+		}
+	}
+	ended = policy.Cleared(held, rep.Findings)
+	return slices.DeleteFunc(held, func(s policy.ClearSilence) bool { return slices.Contains(ended, s.ID) }), ended
 }

@@ -83,12 +83,12 @@ func (c *Cycle) Run(ctx context.Context) (Result, error) {
 		return Result{}, err
 	}
 	res := Result{Report: rep, Counts: map[model.Result]int{}}
-	c.endCleared(ctx, rep)
+	held := c.endCleared(ctx, rep)
 	silences, err := c.silences(ctx, now)
 	if err != nil {
 		return res, err
 	}
-	in := c.policyInput(rep, now)
+	in := c.policyInput(policy.Unresolved(rep.Findings, held), now)
 	want := func(st model.Ledger) []string { return policy.Wanted(st, in) }
 	res.Plan, res.Applied, err = c.Store.DecideFor(ctx, want, func(st model.Ledger) (model.Plan, error) {
 		c.observeUntold(st)
@@ -154,8 +154,8 @@ func (c *Cycle) Scan(ctx context.Context, now time.Time) (scan.Report, *model.Sn
 
 // policyInput is the decision's input; its Reason is set from the ledger
 // state the decision reads (reasons).
-func (c *Cycle) policyInput(rep scan.Report, now time.Time) policy.Input {
-	return policy.Input{Now: now, Findings: rep.Findings, Policies: c.Config.Policy, Routing: c.Config.Routing(), NewID: uuid.NewString,
+func (c *Cycle) policyInput(findings []scan.Finding, now time.Time) policy.Input {
+	return policy.Input{Now: now, Findings: findings, Policies: c.Config.Policy, Routing: c.Config.Routing(), NewID: uuid.NewString,
 		Resolves: c.Resolves()}
 }
 

@@ -19,7 +19,8 @@ func (c *Cycle) DryRun(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	in := c.policyInput(rep, now)
+	held, _ := c.clearSilences(ctx, rep)
+	in := c.policyInput(policy.Unresolved(rep.Findings, held), now)
 	st, err := c.Store.PeekFor(ctx, func(st model.Ledger) []string { return policy.Wanted(st, in) })
 	if err != nil {
 		return err

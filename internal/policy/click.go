@@ -276,3 +276,16 @@ func Cleared(s []ClearSilence, findings []scan.Finding) []string {
 	}
 	return out
 }
+
+// Unresolved is findings without those a person resolved from Slack: a
+// silence kept until the finding clears (held) covers their session and
+// kind. Such a finding opens no episode — no outlet, paced or not, hears
+// of it again — until it clears and its silence ends.
+func Unresolved(findings []scan.Finding, held []ClearSilence) []scan.Finding {
+	if len(held) == 0 {
+		return findings
+	}
+	return slices.DeleteFunc(slices.Clone(findings), func(f scan.Finding) bool {
+		return slices.ContainsFunc(held, func(c ClearSilence) bool { return c.SessionID == f.SessionID && c.Kind == f.Kind })
+	})
+}

@@ -274,3 +274,23 @@ func TestResolveAfterAClick(t *testing.T) {
 		}
 	}
 }
+
+// TestUnresolved: a finding a person resolved from Slack (a silence kept
+// until it clears covers its session and kind) opens no episode; others
+// of that session, or of that kind elsewhere, still do.
+func TestUnresolved(t *testing.T) {
+	q := func(session string, kind model.Kind) scan.Finding { return scan.Finding{SessionID: session, Kind: kind} }
+	findings := []scan.Finding{q("s1", model.KindUnansweredClarification), q("s1", model.KindStalledTurn), q("s2", model.KindUnansweredClarification)}
+	held := []ClearSilence{{ID: "sil", SessionID: "s1", Kind: model.KindUnansweredClarification}}
+	got := Unresolved(findings, held)
+	want := []scan.Finding{q("s1", model.KindStalledTurn), q("s2", model.KindUnansweredClarification)}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("Unresolved = %+v, want %+v", got, want)
+	}
+	if len(findings) != 3 {
+		t.Errorf("the report's findings were changed: %+v", findings)
+	}
+	if got := Unresolved(findings, nil); len(got) != 3 {
+		t.Errorf("no silence: %d findings, want all 3", len(got))
+	}
+}
