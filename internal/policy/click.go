@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -102,6 +103,9 @@ func Click(e model.Episode, c model.Click, in ClickIn) Decided {
 		return Decided{Refused: why}
 	}
 	rest := keyButton + "/" + shortHash(keyValue) + "/" + c.User
+	if other := actedBefore(e, kind, Key(e.ID, "click/"+rest)); other != "" {
+		return Decided{Refused: other}
+	}
 	a := model.Action{Key: Key(e.ID, "click/"+rest), EpisodeID: e.ID, Seq: "click/" + rest, Kind: kind, Channel: body.Channel,
 		Body: body.Encode(), CreatedAt: in.Now, NextAttempt: in.Now}
 	a.Digest = Digest(a, e.Identity)
@@ -109,6 +113,37 @@ func Click(e model.Episode, c model.Click, in ClickIn) Decided {
 		ParentKey: a.Key, CreatedAt: in.Now, NextAttempt: in.Now}
 	t.Digest = Digest(t, e.Identity)
 	return Decided{Click: a, Tell: t}
+}
+
+// slackID is a Slack user id, safe to mention.
+var slackID = regexp.MustCompile(`^[UW][A-Z0-9]{1,20}$`)
+
+// acting are the click actions that act on kandev for the episode: one
+// of them at most, whoever clicks first.
+var acting = []model.ActionKind{model.ActionAnswer, model.ActionPermission, model.ActionSendMessage, model.ActionCancelAndNudge}
+
+// actedBefore says why a click of kind (its key key) must not act: another
+// click on the episode acts already (another person, another option, the
+// form after a button) and has not failed. Two answers, two permission
+// responses or two messages would otherwise both go, the second settled
+// as if it were the first. Empty when none did.
+func actedBefore(e model.Episode, kind model.ActionKind, key string) string {
+	if !slices.Contains(acting, kind) {
+		return ""
+	}
+	for _, a := range e.Actions {
+		if a.Key == key || !strings.HasPrefix(a.Seq, "click/") || !slices.Contains(acting, a.Kind) ||
+			a.State == model.StateFailed || a.State == model.StateSuperseded {
+			continue
+		}
+		b, _ := model.DecodeClick(a.Body)
+		who := "someone"
+		if slackID.MatchString(b.User) {
+			who = "<@" + b.User + ">"
+		}
+		return fmt.Sprintf("%s acted on this alert from Slack already (%s); the message says how once kandev has it", who, a.Kind)
+	}
+	return ""
 }
 
 // clickAction is the action kind a click takes and the button and value

@@ -294,3 +294,38 @@ func TestUnresolved(t *testing.T) {
 		t.Errorf("no silence: %d findings, want all 3", len(got))
 	}
 }
+
+// TestOneClickActs: once a click acts on kandev for an episode (saved,
+// under way or done), another one that would act — another person, another
+// option — is refused, naming who; the same click again is the same
+// action; a click that failed leaves the way open; a snooze is not acting.
+func TestOneClickActs(t *testing.T) {
+	one := &scan.Detail{Questions: []scan.Question{question("q1", "a", "b")}}
+	alice := model.Click{Button: model.ButtonAnswer, Answers: answer("q1", "a"), User: "U0ALICE"}
+	bob := model.Click{Button: model.ButtonAnswer, Answers: answer("q1", "b"), User: "U0BOB"}
+	with := func(state model.State) model.Episode {
+		e := clickEpisode(model.KindUnansweredClarification)
+		first := Click(e, alice, clickIn(one)).Click
+		first.State = state
+		e.Actions = []model.Action{first}
+		return e
+	}
+	cases := []struct {
+		name    string
+		e       model.Episode
+		c       model.Click
+		refused string
+	}{
+		{"Bob after Alice's answer was saved", with(model.StatePending), bob, "<@U0ALICE> acted on this alert"},
+		{"Bob after it was delivered", with(model.StateDelivered), bob, "<@U0ALICE> acted on this alert"},
+		{"Alice's click again: the same action", with(model.StateClaimed), alice, ""},
+		{"Bob after Alice's failed", with(model.StateFailed), bob, ""},
+		{"a snooze while an answer is under way", with(model.StatePending), model.Click{Button: model.ButtonSnooze, Value: "1h", User: "U0BOB"}, ""},
+	}
+	for _, c := range cases {
+		got := Click(c.e, c.c, clickIn(one))
+		if c.refused == "" && got.Refused != "" || c.refused != "" && !strings.Contains(got.Refused, c.refused) {
+			t.Errorf("%s: refused %q, want %q", c.name, got.Refused, c.refused)
+		}
+	}
+}
