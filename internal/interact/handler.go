@@ -53,8 +53,8 @@ func (h *Handler) Wait() { h.wg.Wait() }
 // Handle handles one event before Slack is acknowledged: a form is
 // opened (its trigger lasts 3 seconds), a click is saved. It then starts
 // what follows (delivery, or telling the person why nothing is done). An
-// error means nothing was saved: leave Slack unacknowledged, and it sends
-// the event again.
+// error means nothing was saved: the person is told so, and Slack is left
+// unacknowledged (a redelivery, if any, is the same action).
 func (h *Handler) Handle(ctx context.Context, ev Event) error {
 	if ev.Form == nil && ev.Value.Button == model.ButtonForm {
 		h.openForm(ctx, ev)
@@ -75,7 +75,13 @@ func (h *Handler) Handle(ctx context.Context, ev Event) error {
 	got, err := h.Click(ctx, cycle.ClickIn{Episode: ev.Value.Episode, User: ev.User, Read: read})
 	if err != nil {
 		h.count("failed")
-		h.Log.Warn("a click from Slack was not saved; Slack will send it again", zap.String("slack_user", ev.User), zap.Error(err))
+		h.Log.Warn("a click from Slack was not saved", zap.String("slack_user", ev.User), zap.Error(err))
+		// Slack shows the person a bare failure and does not send a click
+		// again by itself: say what happened. A redelivery, or the click
+		// made again, is the same action.
+		h.later(func(ctx context.Context) {
+			h.refuse(ctx, ev, "watchdogd could not record your click (its ledger is unavailable), so nothing was done: click again in a minute")
+		})
 		return err
 	}
 	if got.Refused != "" {

@@ -43,7 +43,8 @@ func (s *said) OpenForm(_ context.Context, trigger string, _ slackapi.ModalViewR
 
 // TestHandle: a click saved is delivered after the acknowledgement; a
 // refused one is told to who clicked and counted; one that could not be
-// saved is an error (Slack sends it again); "Answer…" opens a form.
+// saved is an error, and the person is told to click again (Slack does not
+// send a click again by itself); "Answer…" opens a form.
 func TestHandle(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -62,7 +63,7 @@ func TestHandle(t *testing.T) {
 		{"refused", interact.Event{Value: slack.ButtonValue{Episode: "ep1", Button: model.ButtonResolve}, User: "U2"},
 			cycle.Clicked{Refused: "you are not allowed"}, nil, "", "U2: watchdogd did nothing: you are not allowed", 0, "refused", false},
 		{"not saved", interact.Event{Value: slack.ButtonValue{Episode: "ep1", Button: model.ButtonResolve}, User: "U1"},
-			cycle.Clicked{}, errors.New("ledger down"), "", "", 0, "failed", true},
+			cycle.Clicked{}, errors.New("ledger down"), "", "U1: watchdogd could not record your click (its ledger is unavailable), so nothing was done: click again in a minute", 0, "failed", true},
 		{"form", interact.Event{Value: slack.ButtonValue{Episode: "ep1", Button: model.ButtonForm}, User: "U1", TriggerID: "tr"},
 			cycle.Clicked{}, nil, "", "", 1, "accepted", false},
 		{"form without trigger", interact.Event{Value: slack.ButtonValue{Episode: "ep1", Button: model.ButtonForm}, User: "U1"},
