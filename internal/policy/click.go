@@ -196,7 +196,16 @@ func clickAction(e model.Episode, c model.Click, in ClickIn, b *model.ClickBody)
 			return "", "", "", "a snooze is for 1h or 4h"
 		}
 		b.What, b.Until = c.Value, in.Now.Add(d)
-		return model.ActionSnooze, c.Button, c.Value, ""
+		// Each snooze that went through makes the next click a new one:
+		// a snooze again after the first ran out silences again. A
+		// redelivered click, before its snooze is delivered, is the same.
+		done := 0
+		for _, a := range e.Actions {
+			if a.Kind == model.ActionSnooze && a.State == model.StateDelivered {
+				done++
+			}
+		}
+		return model.ActionSnooze, c.Button, fmt.Sprintf("%s#%d", c.Value, done), ""
 	case model.ButtonResolve:
 		return model.ActionResolve, c.Button, "", ""
 	}

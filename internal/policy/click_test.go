@@ -329,3 +329,20 @@ func TestOneClickActs(t *testing.T) {
 		}
 	}
 }
+
+// TestSnoozeAgain: a snooze clicked again once the first went through is
+// a new action (it silences again); clicked again before, it is the same.
+func TestSnoozeAgain(t *testing.T) {
+	e := clickEpisode(model.KindStalledTurn)
+	snooze := model.Click{Button: model.ButtonSnooze, Value: "1h", User: "U0BOB"}
+	first := Click(e, snooze, clickIn(nil)).Click
+	first.State = model.StatePending
+	e.Actions = []model.Action{first}
+	if again := Click(e, snooze, clickIn(nil)).Click; again.Key != first.Key {
+		t.Errorf("redelivered before the snooze went: key %s, want %s", again.Key, first.Key)
+	}
+	e.Actions[0].State = model.StateDelivered
+	if again := Click(e, snooze, clickIn(nil)).Click; again.Key == first.Key || again.Key == "" {
+		t.Errorf("clicked again after the snooze went through: the same key %s", again.Key)
+	}
+}
