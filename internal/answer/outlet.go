@@ -80,8 +80,31 @@ func (o *Outlet) Find(ctx context.Context, at deliver.Attempt) (deliver.Sent, bo
 }
 
 // Send answers kandev once the read right before it shows the question
-// or permission still waiting on the current turn.
+// or permission still waiting on the current turn. A click that could not
+// reach kandev for ClickPatience, nothing having gone out, fails: the
+// person who clicked is told, rather than left waiting on retries.
 func (o *Outlet) Send(ctx context.Context, at deliver.Attempt) deliver.Sent {
+	return Patient(at, o.send(ctx, at))
+}
+
+// ClickPatience is how long a click keeps trying a kandev that cannot be
+// reached (down, or failing) before it gives up, saying so.
+const ClickPatience = 2 * time.Minute
+
+// Patient turns s, a retryable failure of an attempt at a click, into a
+// failure for good once ClickPatience has passed since the click — unless
+// this or an earlier attempt may have reached kandev: that one is settled
+// from what kandev records, however long it takes.
+func Patient(at deliver.Attempt, s deliver.Sent) deliver.Sent {
+	if s.Outcome != nil || s.Err == nil || !s.Verdict.Retry || s.Verdict.Uncertain || s.MayHaveLanded || at.MayHaveLanded ||
+		at.Now.Sub(at.Action.CreatedAt) < ClickPatience {
+		return s
+	}
+	return deliver.Failed(fmt.Sprintf("kandev could not be reached for %s (%s), so nothing was done: answer in kandev, or click again",
+		term.Minutes(at.Now.Sub(at.Action.CreatedAt)), term.OneLine(s.Err)))
+}
+
+func (o *Outlet) send(ctx context.Context, at deliver.Attempt) deliver.Sent {
 	b, err := model.DecodeClick(at.Action.Body)
 	if err != nil {
 		return deliver.Failed("decode the click: " + err.Error())

@@ -2,6 +2,7 @@ package answer
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -126,5 +127,36 @@ func TestPermissionOutlet(t *testing.T) {
 	want := kandevtest.PermissionAnswer{TaskID: "t1", SessionID: "s1", RequestID: "req-1", PendingID: "pp1", OptionID: "allow_once"}
 	if got := k.PermissionAnswers(); len(got) != 1 || got[0] != want {
 		t.Fatalf("kandev took %+v", got)
+	}
+}
+
+// TestPatient: a click that cannot reach kandev gives up after
+// ClickPatience, saying why, so the person is told; one that may have
+// reached kandev keeps being settled from what kandev records.
+func TestPatient(t *testing.T) {
+	clicked := time.Date(2026, 12, 3, 4, 0, 0, 0, time.UTC)
+	down := deliver.Error(errors.New("dial tcp: connection refused"), deliver.Verdict{Retry: true, Code: "refused"})
+	lost := deliver.Error(errors.New("read: connection reset"), deliver.Verdict{Retry: true, Uncertain: true, Code: "transport"})
+	at := func(after time.Duration, landed bool) deliver.Attempt {
+		return deliver.Attempt{Action: model.Action{CreatedAt: clicked}, Now: clicked.Add(after), MayHaveLanded: landed}
+	}
+	cases := []struct {
+		name   string
+		at     deliver.Attempt
+		s      deliver.Sent
+		failed bool
+	}{
+		{"kandev down for a minute: tried again", at(time.Minute, false), down, false},
+		{"kandev down for two minutes: given up, said", at(ClickPatience, false), down, true},
+		{"a reply lost: it may have landed, tried again", at(10*time.Minute, false), lost, false},
+		{"an earlier attempt may have landed: settled from kandev, however long", at(10*time.Minute, true), down, false},
+		{"delivered", at(10*time.Minute, false), deliver.Delivered("", ""), false},
+	}
+	for _, c := range cases {
+		got := Patient(c.at, c.s)
+		failed := got.Outcome != nil && got.Outcome.State == model.StateFailed
+		if failed != c.failed || failed && !strings.Contains(got.Outcome.Error, "kandev could not be reached for 2 min") {
+			t.Errorf("%s: %+v, want failed %v", c.name, got, c.failed)
+		}
 	}
 }

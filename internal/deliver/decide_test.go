@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"syscall"
 	"testing"
 	"time"
 
@@ -173,6 +175,7 @@ func TestTransport(t *testing.T) {
 	}{
 		{"none", nil, Verdict{}},
 		{"before any request left", fmt.Errorf("pace: %w", ErrNotSent), Verdict{Retry: true, NotSent: true, Code: "not_sent"}},
+		{"a refused connection: no request left", &net.OpError{Op: "dial", Err: &os.SyscallError{Syscall: "connect", Err: syscall.ECONNREFUSED}}, Verdict{Retry: true, Code: "refused"}},
 		{"a deadline", fmt.Errorf("post: %w", context.DeadlineExceeded), Verdict{Retry: true, Uncertain: true, Code: "timeout"}},
 		{"a network error", &net.OpError{Op: "read", Err: errors.New("reset")}, Verdict{Retry: true, Uncertain: true, Code: "timeout"}},
 		{"anything else: its fate is unknown", errors.New("unexpected EOF"), Verdict{Retry: true, Uncertain: true, Code: "transport"}},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"syscall"
 	"time"
 )
 
@@ -42,11 +43,14 @@ func Transport(err error) Verdict {
 		return Verdict{}
 	case errors.Is(err, ErrNotSent):
 		return Verdict{Retry: true, NotSent: true, Code: "not_sent"}
+	case errors.Is(err, syscall.ECONNREFUSED):
+		// No connection, so no request: nothing can have landed (retried
+		// after a backoff, with no earlier attempt to look for).
+		return Verdict{Retry: true, Code: "refused"}
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne):
 		return Verdict{Retry: true, Uncertain: true, Code: "timeout"}
 	}
-	// Connection resets, truncated bodies, refused connections: the
-	// request's fate is unknown.
+	// Connection resets, truncated bodies: the request's fate is unknown.
 	return Verdict{Retry: true, Uncertain: true, Code: "transport"}
 }
 
