@@ -279,7 +279,9 @@ func TestResolveAfterAClick(t *testing.T) {
 // until it clears covers its session and kind) opens no episode; others
 // of that session, or of that kind elsewhere, still do.
 func TestUnresolved(t *testing.T) {
-	q := func(session string, kind model.Kind) scan.Finding { return scan.Finding{SessionID: session, Kind: kind} }
+	q := func(session string, kind model.Kind) scan.Finding {
+		return scan.Finding{SessionID: session, Kind: kind}
+	}
 	findings := []scan.Finding{q("s1", model.KindUnansweredClarification), q("s1", model.KindStalledTurn), q("s2", model.KindUnansweredClarification)}
 	held := []ClearSilence{{ID: "sil", SessionID: "s1", Kind: model.KindUnansweredClarification}}
 	got := Unresolved(findings, held)
