@@ -244,7 +244,8 @@ func secretsAbsent(t *testing.T, d *daemonProc, secrets ...string) {
 func TestSlackSocketModeClicks(t *testing.T) {
 	e, d := interactiveEnv(t, "    mode: socket\n", "WATCHDOGD_SLACK_APP_TOKEN="+appToken)
 	waitFor(t, 20*time.Second, "a Socket Mode connection", func() bool { return e.slack.Connections() >= 1 })
-	pgx := click(t, firstPosts(e.slack)["sess-a"], "U0ALICE", "pgx")
+	post := firstPosts(e.slack)["sess-a"]
+	pgx, ts := click(t, post, "U0ALICE", "pgx"), post.TS // once edited, it carries no buttons
 	first, second := e.slack.SendInteraction(pgx), e.slack.SendInteraction(pgx)
 	waitFor(t, 10*time.Second, "both envelopes acknowledged", func() bool {
 		_, a := e.slack.Acked(first)
@@ -262,7 +263,6 @@ func TestSlackSocketModeClicks(t *testing.T) {
 		_, ok := e.slack.Acked(third)
 		return ok && e.slack.Connections() >= 2
 	})
-	ts := firstPosts(e.slack)["sess-a"].TS
 	waitFor(t, 20*time.Second, "the message edited", func() bool {
 		for _, m := range e.slack.Messages() {
 			if m.TS == ts && m.Edits > 0 {

@@ -43,8 +43,8 @@ func messageMetadata(d authority.Dialect) (meta, key string) {
 }
 
 // metaKey is one member the cut metadata keeps: kind 'v' a value, 'q' the
-// question object, 'o' its options list; a string is cut to readText
-// characters, or to read when set.
+// question object, 'o' its options list, 'p' a permission's options list;
+// a string is cut to readText characters, or to read when set.
 type metaKey struct {
 	name string
 	kind byte
@@ -58,7 +58,8 @@ type metaKey struct {
 func metaMembers() []metaKey {
 	return []metaKey{{"status", 'v', 0}, {"pending_id", 'v', 0}, {"question_id", 'v', 0}, {"tool_call_id", 'v', 0},
 		{"action_visibility", 'v', 0}, {"script_type", 'v', 0}, {"question_index", 'v', 0},
-		{"parent_question", 'v', 0}, {"agent_disconnected", 'v', 0}, {"cancelled", 'v', 0}, {"question", 'q', 0}, {"request_id", 'v', 0}}
+		{"parent_question", 'v', 0}, {"agent_disconnected", 'v', 0}, {"cancelled", 'v', 0}, {"question", 'q', 0}, {"request_id", 'v', 0},
+		{"options", 'p', 0}}
 }
 
 // questionMembers and optionMembers are the fields internal/scan decodes
@@ -71,15 +72,21 @@ func optionMembers() []metaKey {
 	return []metaKey{{"option_id", 'v', 0}, {"label", 'v', readOptionText}, {"description", 'v', readOptionText}}
 }
 
+// permissionOptionMembers are the fields internal/scan decodes from each
+// of a permission request's options (the buttons a click answers with).
+func permissionOptionMembers() []metaKey {
+	return []metaKey{{"option_id", 'v', 0}, {"name", 'v', readOptionText}, {"kind", 'v', 0}}
+}
+
 // jsonOps are a dialect's JSON expressions for cutObject, at a location
 // (SQLite: a JSON path into one text; PostgreSQL: a jsonb expression).
 type jsonOps struct {
-	child func(at, key string) string   // the location of member key of at
-	has   func(at string) string        // a value is at this location
-	is    func(at, typ string) string   // it is an "object" or an "array"
-	value func(at string, n int) string // it as JSON text, a string cut to n
-	list  func(at string) string        // the options list at this location, cut
-	raw   func(key string) string       // the metadata's text names the key
+	child func(at, key string) string               // the location of member key of at
+	has   func(at string) string                    // a value is at this location
+	is    func(at, typ string) string               // it is an "object" or an "array"
+	value func(at string, n int) string             // it as JSON text, a string cut to n
+	list  func(at string, members []metaKey) string // the options list at this location, each cut to members
+	raw   func(key string) string                   // the metadata's text names the key
 }
 
 // cutObject is the object at at, as JSON text, holding the members it
@@ -101,7 +108,9 @@ func cutObject(o jsonOps, at string, members []metaKey, spell bool) string {
 		case 'q':
 			val = fmt.Sprintf("CASE WHEN %s THEN %s ELSE %s END", o.is(child, "object"), cutObject(o, child, questionMembers(), false), val)
 		case 'o':
-			val = fmt.Sprintf("CASE WHEN %s THEN %s ELSE %s END", o.is(child, "array"), o.list(child), val)
+			val = fmt.Sprintf("CASE WHEN %s THEN %s ELSE %s END", o.is(child, "array"), o.list(child, optionMembers()), val)
+		case 'p':
+			val = fmt.Sprintf("CASE WHEN %s THEN %s ELSE %s END", o.is(child, "array"), o.list(child, permissionOptionMembers()), val)
 		}
 		key := `'"` + m.name + `":'`
 		if spell {
@@ -134,12 +143,12 @@ func sqliteOps(x string) jsonOps {
 	// them again. An object is taken out once, as JSONB, which the JSON
 	// functions read as it is, without a parse (jsonb_extract gives any
 	// other value as an SQL value).
-	o.list = func(at string) string {
+	o.list = func(at string, members []metaKey) string {
 		el := "(" + at + " || '[' || e.k || ']')"
 		return fmt.Sprintf(`'[' || COALESCE((SELECT group_concat(CASE WHEN %[1]s THEN %[2]s ELSE %[3]s END, ',' ORDER BY e.k)
         FROM (SELECT i.key AS k, jsonb_extract(%[4]s, %[5]s || '[' || i.key || ']') AS b FROM json_each('%[6]s') i
           WHERE i.key < json_array_length(%[4]s, %[5]s)) e), '') || ']'`,
-			o.is(el, "object"), cutObject(sqliteOps("e.b"), "'$'", optionMembers(), false), o.value(el, readOptionText), x, at, indexes(model.MaxOptions+1))
+			o.is(el, "object"), cutObject(sqliteOps("e.b"), "'$'", members, false), o.value(el, readOptionText), x, at, indexes(model.MaxOptions+1))
 	}
 	o.raw = func(key string) string { return fmt.Sprintf(`instr(%s, '"%s"') > 0`, x, key) }
 	return o
@@ -187,11 +196,11 @@ func postgresOps(raw string) jsonOps {
 			return fmt.Sprintf(`CASE jsonb_typeof(%[1]s) WHEN 'string' THEN to_json(left(%[1]s #>> '{}', %[2]d))::text
         WHEN 'object' THEN '{}' WHEN 'array' THEN '[]' ELSE %[1]s::text END`, at, n)
 		},
-		list: func(at string) string {
+		list: func(at string, members []metaKey) string {
 			o := postgresOps(raw)
 			return fmt.Sprintf(`'[' || COALESCE((SELECT string_agg(CASE WHEN jsonb_typeof(o.value) = 'object' THEN %[1]s ELSE %[2]s END, ',' ORDER BY o.n)
         FROM jsonb_array_elements(%[3]s) WITH ORDINALITY o(value, n) WHERE o.n <= %[4]d), '') || ']'`,
-				cutObject(o, "o.value", optionMembers(), false), o.value("o.value", readOptionText), at, model.MaxOptions+1)
+				cutObject(o, "o.value", members, false), o.value("o.value", readOptionText), at, model.MaxOptions+1)
 		},
 		raw: func(key string) string { return fmt.Sprintf(`strpos(%s, '"%s"') > 0`, raw, key) },
 	}
