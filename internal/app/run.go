@@ -86,10 +86,8 @@ func Connect(cfg *config.Config, src Sources, log *zap.Logger, c *cycle.Cycle) (
 	if err != nil {
 		return nil, err
 	}
-	if h, ok := reg[model.ActionWebhook].Outlet.(*webhook.Outlet); ok {
-		if err := h.Check(); err != nil {
-			return nil, err
-		}
+	if err := checkOutlets(reg); err != nil {
+		return nil, err
 	}
 	if s != nil && cfg.Slack.Interactivity != nil {
 		if err := connectClicks(reg, cfg, src, c, s, kc, n); err != nil {
@@ -97,6 +95,23 @@ func Connect(cfg *config.Config, src Sources, log *zap.Logger, c *cycle.Cycle) (
 		}
 	}
 	return reg, nil
+}
+
+// checker is an outlet that can tell at start that it could not send (a
+// webhook's secret it cannot sign with): the daemon then refuses to start,
+// or a reload is refused, rather than fail every send.
+type checker interface{ Check() error }
+
+// checkOutlets checks each registered outlet that can be checked.
+func checkOutlets(reg deliver.Registry) error {
+	for _, kind := range model.ActionKinds {
+		if c, ok := reg[kind].Outlet.(checker); ok {
+			if err := c.Check(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Outlets registers cfg's outlets, with s as its Slack outlet (nil
