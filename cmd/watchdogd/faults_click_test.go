@@ -15,6 +15,7 @@ import (
 
 	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/interact"
+	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/slacktest"
 )
 
@@ -92,6 +93,14 @@ func TestFaultClickSIGKILL(t *testing.T) {
 	d.terminate(t)
 	evidence += len(logLines(d.out.String(), "settled from evidence"))
 
+	// watchdogd's own part of "once": no respond after the ledger recorded
+	// the answer delivered (kandev's first-answer-wins would hide one).
+	settled := map[string]time.Time{}
+	for _, a := range e.actions() {
+		if b, err := model.DecodeClick(a.Body); err == nil && a.Kind == model.ActionAnswer && a.State == model.StateDelivered {
+			settled[b.PendingID] = a.UpdatedAt
+		}
+	}
 	claimed, requests := map[string]int{}, 0
 	for _, r := range e.ws.Responds() {
 		requests++
@@ -100,6 +109,9 @@ func TestFaultClickSIGKILL(t *testing.T) {
 		}
 		if len(r.Answers) != 1 || r.Answers[0].Options[0] != "pgx" {
 			t.Fatalf("kandev got another answer: %+v", r)
+		}
+		if at, ok := settled[r.PendingID]; !ok || r.At.After(at) {
+			t.Fatalf("a respond for %s at %s, after its answer was settled (%v, %s) in the ledger", r.PendingID, r.At, ok, at)
 		}
 	}
 	for _, id := range ids {

@@ -33,6 +33,8 @@ type Respond struct {
 	Answers   []Answer
 	Claimed   bool
 	Status    int
+	// At is when the request arrived.
+	At time.Time
 }
 
 // PermissionAnswer is a permission.respond kandev took.
@@ -128,7 +130,7 @@ func (s *WSServer) respond(w http.ResponseWriter, r *http.Request) {
 		fault = s.respondFault(s.nResponds)
 	}
 	status, answer := s.take(pendingID, body.Answers, fault)
-	s.responds = append(s.responds, Respond{PendingID: pendingID, Answers: body.Answers, Claimed: answer["claimed"] == true, Status: status})
+	s.responds = append(s.responds, Respond{PendingID: pendingID, Answers: body.Answers, Claimed: answer["claimed"] == true, Status: status, At: time.Now()})
 	onAnswer := s.OnAnswer
 	s.mu.Unlock()
 	if answer["claimed"] == true && onAnswer != nil {
