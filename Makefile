@@ -157,7 +157,7 @@ SOAK   ?= 90s
 KILLS  ?= 50
 FAULTS_TIMEOUT ?= 30m
 test-faults: $(BIN)/alertmanager
-	$(GO) test -count=1 -tags faults -timeout $(FAULTS_TIMEOUT) -run '^(TestFault|TestSoak)' -v ./cmd/watchdogd -args -outage=$(OUTAGE) -soak=$(SOAK) -kills=$(KILLS) -alertmanager=$(BIN)/alertmanager 2>&1 | tee .cache/faults.log | grep --line-buffered -E '^(=== RUN|--- |\s+(faults|faults_\w+|soak)_test.go.*FIGURE|ok|FAIL|PASS)'; test $${PIPESTATUS[0]} -eq 0
+	$(GO) test -count=1 -tags faults -timeout $(FAULTS_TIMEOUT) -run '^(TestFault|TestSoak)' -v ./cmd/watchdogd -args -outage=$(OUTAGE) -soak=$(SOAK) -kills=$(KILLS) -alertmanager=$(BIN)/alertmanager 2>&1 | tee .cache/faults.log | grep --line-buffered -E '^(=== RUN|--- |\s+\w+_test.go:[0-9]+:|ok|FAIL|PASS)'; test $${PIPESTATUS[0]} -eq 0
 
 ## soak: the full versions whose figures go into docs/reliability.md
 ## (a 2-minute outage, a 10-minute soak, 100 kills).

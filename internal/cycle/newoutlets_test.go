@@ -242,3 +242,45 @@ func TestWebhookLaneApart(t *testing.T) {
 		t.Fatalf("%d webhook deliveries, want 1: Slack's gate on its channel ops held the webhook ops", n)
 	}
 }
+
+// TestRetryAfterCountsFromTheAnswer: a 429 that took 30 s to come back
+// with Retry-After: 120 keeps the webhook closed for 120 s after the
+// answer, not after the request went out — opening at 120 s would send
+// inside the service's own window.
+func TestRetryAfterCountsFromTheAnswer(t *testing.T) {
+	b := oneStall()
+	s := b.Session("s2", "Other", "ws", "RUNNING", time.Hour, "")
+	s.Turn("turn-2", 40*time.Minute, -1, "").Agent("tool_call", 30*time.Minute)
+	c, _, _, _ := testCycleDB(t, b.DS, nil)
+	rcv := webhooktest.Start(t, hookSecret)
+	withOutlets(t, c, "      - {after: 0s, action: webhook}\n", rcv.URL, "")
+	var mu sync.Mutex
+	clock := time.Now()
+	c.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+	advance := func(d time.Duration) { mu.Lock(); clock = clock.Add(d); mu.Unlock() }
+	rcv.Answer(func(n int, _ webhooktest.Delivery) webhooktest.Answer {
+		if n == 1 {
+			advance(30 * time.Second) // the answer is slow to come
+			return webhooktest.Answer{Status: http.StatusTooManyRequests, RetryAfter: "120"}
+		}
+		return webhooktest.Answer{Status: http.StatusOK}
+	})
+	ctx := context.Background()
+	steps := []struct {
+		advance time.Duration
+		want    int // requests the receiver has seen after the cycle
+	}{
+		{0, 1},                 // the 429; the second action is held by the gate
+		{110 * time.Second, 1}, // 140 s after the request, 110 s after the answer: still closed
+		{11 * time.Second, 3},  // 121 s after the answer: both go
+	}
+	for i, st := range steps {
+		advance(st.advance)
+		if _, err := c.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(rcv.Deliveries()); n != st.want {
+			t.Fatalf("cycle %d: %d requests, want %d", i+1, n, st.want)
+		}
+	}
+}

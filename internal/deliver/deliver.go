@@ -270,17 +270,21 @@ func (d *Deliverer) attempt(ctx context.Context, r *run, cl model.Claim, e model
 		r.sent[lane]++
 	}
 	s := entry.Outlet.Send(ctx, at)
+	// A wait the answer asks for (Retry-After) counts from when the answer
+	// came, not from when the attempt began: a slow answer would otherwise
+	// open the gate before the service's own window ends.
+	answered := d.Now()
 	if s.Outcome == nil && s.Verdict.RateLimited && entry.Paced {
 		if entry.RateLimited != nil {
 			entry.RateLimited()
 		}
-		until := now.Add(max(s.Verdict.After, time.Second))
+		until := answered.Add(max(s.Verdict.After, time.Second))
 		r.gates[lane] = until
 		if err := d.Store.CloseGate(ctx, lane, until); err != nil {
 			log.Error("record the channel's Retry-After", zap.Error(err))
 		}
 	}
-	return Settle(a, s, now)
+	return Settle(a, s, answered)
 }
 
 // Resolving says whether a is a resolve: it tells an outlet that its
