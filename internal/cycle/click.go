@@ -36,9 +36,10 @@ type Clicked struct {
 // before anything is sent: who may act is checked (members lists a user
 // group's members, through Slack), then policy.Click makes it an action
 // keyed by (episode, button, value, user), so that the same click
-// received twice is saved once. Deliver it with DeliverClicks.
+// received twice is saved once. The decision reads the episode inside the
+// ledger's serialised transaction, so that of two clicks in the same
+// instant only the first acts on kandev. Deliver it with DeliverClicks.
 func (c *Cycle) Click(ctx context.Context, in ClickIn, members func(context.Context, string) ([]string, error)) (Clicked, error) {
-	now := c.Now()
 	e, err := c.Store.Episode(ctx, in.Episode)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Clicked{Refused: "watchdogd knows no such alert (pruned from its ledger, or not its button)"}, nil
@@ -46,37 +47,47 @@ func (c *Cycle) Click(ctx context.Context, in ClickIn, members func(context.Cont
 	if err != nil {
 		return Clicked{}, err
 	}
+	// Slack is asked who is in a group before the transaction, not in it.
 	if r := c.Config.Routing(); r == nil || !c.mayAct(ctx, policy.Actors(*r, e), in.User, members) {
 		return Clicked{Refused: "you are not allowed to act on this alert (slack.interactivity's allowed_users and allowed_usergroups)"}, nil
 	}
+	var out Clicked
+	var d policy.Decided
+	if _, err := c.Store.DecideOn(ctx, e.ID, func(e model.Episode) (model.Plan, error) {
+		d, out = c.decideClick(e, in)
+		if out.Refused != "" {
+			return model.Plan{}, nil
+		}
+		body, err := c.Outlets.Render(deliver.Rendering{Action: d.Tell, Episode: e, Finding: policy.StoredFinding(e), Now: d.Tell.CreatedAt})
+		if err != nil {
+			return model.Plan{}, fmt.Errorf("render the click's story: %w", err)
+		}
+		d.Tell.Body = body
+		return model.Plan{Now: d.Click.CreatedAt, Actions: []model.Action{d.Click, d.Tell}}, nil
+	}); err != nil || out.Refused != "" {
+		return out, err
+	}
+	c.Log.Info("click in Slack saved", zap.String("episode", e.ID), zap.String("action", string(d.Click.Kind)),
+		zap.String("key", d.Click.Key), zap.String("slack_user", in.User))
+	return Clicked{Keys: []string{d.Click.Key, d.Tell.Key}}, nil
+}
+
+// decideClick is what the click in asks of e as it stands now, or why it
+// is refused. A click that does not fit the finding (an older message, a
+// forged value) is refused: the person is told, nothing is saved.
+func (c *Cycle) decideClick(e model.Episode, in ClickIn) (policy.Decided, Clicked) {
 	f := policy.StoredFinding(e)
-	// A click that does not fit the finding (an older message, a forged
-	// value) is refused: the person is told, nothing is saved.
 	k, unfit := in.Read(f)
 	if unfit != "" {
-		return Clicked{Refused: unfit}, nil
+		return policy.Decided{}, Clicked{Refused: unfit}
 	}
 	k.EpisodeID, k.User = e.ID, in.User
 	text := ""
 	if pol := c.Config.Policy[e.Kind]; pol != nil {
 		text = pol.Text
 	}
-	d := policy.Click(e, k, policy.ClickIn{Now: now, Finding: f, Text: text, First: firstPost(e)})
-	if d.Refused != "" {
-		return Clicked{Refused: d.Refused}, nil
-	}
-	body, err := c.Outlets.Render(deliver.Rendering{Action: d.Tell, Episode: e, Finding: f, Now: now})
-	if err != nil {
-		return Clicked{}, fmt.Errorf("render the click's story: %w", err)
-	}
-	d.Tell.Body = body
-	plan := model.Plan{Now: now, Actions: []model.Action{d.Click, d.Tell}}
-	if _, _, err := c.Store.DecideFor(ctx, func(model.Ledger) []string { return nil }, func(model.Ledger) (model.Plan, error) { return plan, nil }); err != nil {
-		return Clicked{}, err
-	}
-	c.Log.Info("click in Slack saved", zap.String("episode", e.ID), zap.String("action", string(d.Click.Kind)),
-		zap.String("key", d.Click.Key), zap.String("slack_user", in.User))
-	return Clicked{Keys: []string{d.Click.Key, d.Tell.Key}}, nil
+	d := policy.Click(e, k, policy.ClickIn{Now: c.Now(), Finding: f, Text: text, First: firstPost(e)})
+	return d, Clicked{Refused: d.Refused}
 }
 
 // mayAct asks Slack for the members of the listed groups only when the

@@ -2,6 +2,11 @@ package ledger_test
 
 import (
 	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -73,6 +78,67 @@ func TestSilenceOnce(t *testing.T) {
 			all, err := s.Silences(ctx, t0, true)
 			if err != nil || len(all) != 1 || !all[0].UntilClear || !all[0].Until.Equal(t0.Add(time.Hour)) || all[0].CreatedBy != "slack:U0ALICE" {
 				t.Fatalf("silences %+v %v", all, err)
+			}
+		})
+	}
+}
+
+// TestDecideOnOneAtATime: decisions on one episode read it whole inside
+// their transaction, one after the other, across processes: of eight
+// clicks decided at once from two stores, each saving a click only when
+// the episode holds none, exactly one is saved. A decision that read the
+// episode before its transaction would let all eight through.
+func TestDecideOnOneAtATime(t *testing.T) {
+	ctx := context.Background()
+	for _, d := range dialects {
+		t.Run(d.name, func(t *testing.T) {
+			url := d.url(t)
+			stores := []*ledger.Store{open(t, url), open(t, url)}
+			if _, _, err := stores[0].Decide(ctx, func(model.Ledger) (model.Plan, error) {
+				return model.Plan{Now: t0, Open: []model.Episode{newEpisode("ep1")}}, nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			errs := make(chan error, 8)
+			for i := range 8 {
+				wg.Go(func() {
+					_, err := stores[i%2].DecideOn(ctx, "ep1", func(e model.Episode) (model.Plan, error) {
+						time.Sleep(10 * time.Millisecond) // a decision that takes a moment
+						for _, a := range e.Actions {
+							if strings.HasPrefix(a.Seq, "click/") {
+								return model.Plan{}, nil // someone clicked first
+							}
+						}
+						a := action(fmt.Sprintf("click-%d", i), "ep1", "d")
+						a.Seq = fmt.Sprintf("click/%d", i)
+						return model.Plan{Now: t0, Actions: []model.Action{a}}, nil
+					})
+					errs <- err
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			e, err := stores[0].Episode(ctx, "ep1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(e.Actions) != 1 {
+				var keys []string
+				for _, a := range e.Actions {
+					keys = append(keys, a.Key)
+				}
+				t.Fatalf("%d clicks saved, want 1: %v", len(e.Actions), keys)
+			}
+			if _, err := stores[1].DecideOn(ctx, "nope", func(model.Episode) (model.Plan, error) {
+				return model.Plan{}, nil
+			}); !errors.Is(err, sql.ErrNoRows) {
+				t.Fatalf("an unknown episode: %v, want sql.ErrNoRows", err)
 			}
 		})
 	}

@@ -26,32 +26,61 @@ func (s *Store) Decide(ctx context.Context, plan func(model.Ledger) (model.Plan,
 // newest due step, which a policy edited while the episode is open can make
 // an old one; see openActionsSQL).
 func (s *Store) DecideFor(ctx context.Context, want func(model.Ledger) []string, plan func(model.Ledger) (model.Plan, error)) (model.Plan, model.Applied, error) {
+	var p model.Plan
+	applied, err := s.decide(ctx, func(tx *sql.Tx) (model.Plan, error) {
+		st, err := s.loadOpen(ctx, tx, want)
+		if err != nil {
+			return model.Plan{}, err
+		}
+		p, err = plan(st)
+		return p, err
+	})
+	if err != nil {
+		return model.Plan{}, model.Applied{}, err
+	}
+	return p, applied, nil
+}
+
+// DecideOn is Decide for one episode read whole, every action of its
+// history, inside the same serialised transaction: a decision that must
+// see what a concurrent one saved a moment ago (one acting click per
+// episode, whoever clicks first) reads it here, never from an earlier read.
+// The episode's absence is sql.ErrNoRows, wrapped.
+func (s *Store) DecideOn(ctx context.Context, id string, plan func(model.Episode) (model.Plan, error)) (model.Applied, error) {
+	return s.decide(ctx, func(tx *sql.Tx) (model.Plan, error) {
+		e, err := s.episode(ctx, tx, id)
+		if err != nil {
+			return model.Plan{}, err
+		}
+		return plan(e)
+	})
+}
+
+// decide runs plan and applies what it returns in one transaction, after
+// every other decision on the ledger (see decideLock).
+func (s *Store) decide(ctx context.Context, plan func(*sql.Tx) (model.Plan, error)) (model.Applied, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return model.Plan{}, model.Applied{}, s.wrap("begin decision", err)
+		return model.Applied{}, s.wrap("begin decision", err)
 	}
 	defer func() { _ = tx.Rollback() }()
 	if s.pg {
 		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", decideLock); err != nil {
-			return model.Plan{}, model.Applied{}, s.wrap("lock decision", err)
+			return model.Applied{}, s.wrap("lock decision", err)
 		}
 	}
-	st, err := s.loadOpen(ctx, tx, want)
+	p, err := plan(tx)
 	if err != nil {
-		return model.Plan{}, model.Applied{}, err
-	}
-	p, err := plan(st)
-	if err != nil {
-		return model.Plan{}, model.Applied{}, err
+		return model.Applied{}, err
 	}
 	applied, err := s.apply(ctx, tx, p)
 	if err != nil {
-		return model.Plan{}, model.Applied{}, err
+		return model.Applied{}, err
 	}
 	if err := tx.Commit(); err != nil {
-		return model.Plan{}, model.Applied{}, s.wrap("commit decision", err)
+		return model.Applied{}, s.wrap("commit decision", err)
 	}
-	return p, applied, nil
+	return applied, nil
 }
 
 // Peek loads the open episodes without changing anything (the status page,
@@ -129,6 +158,7 @@ func scanAction(sc interface{ Scan(...any) error }) (model.Action, error) {
 
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
 func closeRows(rows *sql.Rows) error {
@@ -194,11 +224,15 @@ func scanEpisodes(rows *sql.Rows, add func(model.Episode)) error {
 
 // Episode reads one episode with its actions.
 func (s *Store) Episode(ctx context.Context, id string) (model.Episode, error) {
-	e, err := scanEpisode(s.db.QueryRowContext(ctx, s.q("SELECT "+episodeCols+" FROM episodes WHERE id = ?"), id))
+	return s.episode(ctx, s.db, id)
+}
+
+func (s *Store) episode(ctx context.Context, q querier, id string) (model.Episode, error) {
+	e, err := scanEpisode(q.QueryRowContext(ctx, s.q("SELECT "+episodeCols+" FROM episodes WHERE id = ?"), id))
 	if err != nil {
 		return model.Episode{}, s.wrap("read episode "+id, err)
 	}
-	rows, err := s.db.QueryContext(ctx, s.q("SELECT "+actionCols+" FROM actions WHERE episode_id = ? ORDER BY created_us, key"), id)
+	rows, err := q.QueryContext(ctx, s.q("SELECT "+actionCols+" FROM actions WHERE episode_id = ? ORDER BY created_us, key"), id)
 	if err != nil {
 		return model.Episode{}, s.wrap("read actions", err)
 	}
