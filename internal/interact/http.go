@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/watchdogd/watchdogd/internal/config"
+	"github.com/watchdogd/watchdogd/internal/httpguard"
 )
 
 // Path is where Slack posts interactions in the HTTP mode.
@@ -27,16 +28,24 @@ type HTTP struct {
 }
 
 // Listen serves Slack's requests on addr (slack.interactivity.listen), on
-// a listener of its own, until the server returned is shut down.
+// a listener of its own, until the server returned is shut down. The
+// listener is reachable by whoever can reach Slack's side of it, so it
+// bounds its connections as the main one does (httpguard.Guard) and every
+// request its time.
 func (s *HTTP) Listen(addr string) (*http.Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("slack.interactivity.listen %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 90 * time.Second,
-		MaxHeaderBytes: 32 << 10}
+	guard := httpguard.New(ln, httpguard.MaxConns, httpguard.MaxIdleConns, httpguard.MaxSilentConns)
+	srv := &http.Server{Handler: s, ConnState: guard.Track, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 30 * time.Second, IdleTimeout: 90 * time.Second, MaxHeaderBytes: 32 << 10}
+	if srv.ErrorLog, err = zap.NewStdLogAt(s.Handler.Log, zap.WarnLevel); err != nil {
+		_ = ln.Close()
+		return nil, err
+	}
 	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := srv.Serve(guard); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.Handler.Log.Error("Slack interactions listener", zap.Error(err))
 		}
 	}()
