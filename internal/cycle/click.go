@@ -161,7 +161,7 @@ func (c *Cycle) clearSilences(ctx context.Context, rep scan.Report) (held []poli
 	}
 	for _, s := range all {
 		if s.UntilClear {
-			held = append(held, policy.ClearSilence{ID: s.ID, SessionID: s.SessionID, Kind: s.Kind})
+			held = append(held, policy.ClearSilence{ID: s.ID, SessionID: s.SessionID, Kind: s.Kind, Identity: s.Identity})
 		}
 	}
 	ended = policy.Cleared(held, rep.Findings)

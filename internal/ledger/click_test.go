@@ -61,14 +61,15 @@ func TestDueAction(t *testing.T) {
 }
 
 // TestSilenceOnce: a silence stored again under its id (a click's, after a
-// crash) changes nothing; one kept until its finding clears says so.
+// crash) changes nothing; one kept until its finding clears says so, and
+// the episode it was made on is kept.
 func TestSilenceOnce(t *testing.T) {
 	ctx := context.Background()
 	for _, d := range dialects {
 		t.Run(d.name, func(t *testing.T) {
 			s := open(t, d.url(t))
 			v := ledger.Silence{ID: "click-1", SessionID: "s1", Kind: model.KindStalledTurn, CreatedBy: "slack:U0ALICE", CreatedAt: t0,
-				Until: t0.Add(time.Hour), UntilClear: true}
+				Until: t0.Add(time.Hour), UntilClear: true, Identity: "stalled_turn|s1|turn-1|"}
 			for i := 0; i < 2; i++ {
 				if err := s.AddSilence(ctx, v); err != nil {
 					t.Fatal(err)
@@ -76,7 +77,8 @@ func TestSilenceOnce(t *testing.T) {
 				v.Until = t0.Add(time.Minute) // a second store would shorten it
 			}
 			all, err := s.Silences(ctx, t0, true)
-			if err != nil || len(all) != 1 || !all[0].UntilClear || !all[0].Until.Equal(t0.Add(time.Hour)) || all[0].CreatedBy != "slack:U0ALICE" {
+			if err != nil || len(all) != 1 || !all[0].UntilClear || !all[0].Until.Equal(t0.Add(time.Hour)) || all[0].CreatedBy != "slack:U0ALICE" ||
+				all[0].Identity != "stalled_turn|s1|turn-1|" {
 				t.Fatalf("silences %+v %v", all, err)
 			}
 		})

@@ -22,9 +22,12 @@ type Silence struct {
 	Until       time.Time
 	ExpiredAt   time.Time
 	// UntilClear: the silence ends when no scan reports its session's
-	// finding of its kind any more (a resolve from Slack); Until only
-	// bounds it.
+	// finding of its kind, nor its episode, any more (a resolve from
+	// Slack); Until only bounds it.
 	UntilClear bool
+	// Identity, when set, is an episode's (a click's silence): it is
+	// covered too, whatever kind it turns to.
+	Identity string
 }
 
 // Active reports whether the silence mutes at now.
@@ -38,15 +41,15 @@ func (s *Store) AddSilence(ctx context.Context, v Silence) error {
 	if v.UntilClear {
 		clear = 1
 	}
-	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO silences (id, workspace_id, task_id, session_id, kind, comment, created_by, created_us, until_us, until_clear)
-	  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`), v.ID, v.WorkspaceID, v.TaskID, v.SessionID, v.Kind, v.Comment, v.CreatedBy,
-		us(v.CreatedAt), us(v.Until), clear)
+	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO silences (id, workspace_id, task_id, session_id, kind, comment, created_by, created_us, until_us, until_clear, identity)
+	  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`), v.ID, v.WorkspaceID, v.TaskID, v.SessionID, v.Kind, v.Comment, v.CreatedBy,
+		us(v.CreatedAt), us(v.Until), clear, v.Identity)
 	return s.wrap("add silence", err)
 }
 
 // Silences lists silences active at now (all of them when all is set).
 func (s *Store) Silences(ctx context.Context, now time.Time, all bool) ([]Silence, error) {
-	q := `SELECT id, workspace_id, task_id, session_id, kind, comment, created_by, created_us, until_us, expired_us, until_clear FROM silences`
+	q := `SELECT id, workspace_id, task_id, session_id, kind, comment, created_by, created_us, until_us, expired_us, until_clear, identity FROM silences`
 	var args []any
 	if !all {
 		q += ` WHERE expired_us IS NULL AND until_us > ?`
@@ -62,7 +65,7 @@ func (s *Store) Silences(ctx context.Context, now time.Time, all bool) ([]Silenc
 		var created, until int64
 		var expired sql.NullInt64
 		var clear int
-		if err := rows.Scan(&v.ID, &v.WorkspaceID, &v.TaskID, &v.SessionID, &v.Kind, &v.Comment, &v.CreatedBy, &created, &until, &expired, &clear); err != nil {
+		if err := rows.Scan(&v.ID, &v.WorkspaceID, &v.TaskID, &v.SessionID, &v.Kind, &v.Comment, &v.CreatedBy, &created, &until, &expired, &clear, &v.Identity); err != nil {
 			_ = rows.Close()
 			return nil, s.wrap("list silences", err)
 		}

@@ -301,12 +301,22 @@ func Told(e model.Episode) bool {
 	return false
 }
 
-// ClearSilence is a silence kept until its session's finding of its kind
-// clears (a resolve from Slack).
+// ClearSilence is a silence kept until its finding clears (a resolve
+// from Slack): its session's finding of its kind, or the finding of the
+// episode resolved (Identity), whatever kind that turns to.
 type ClearSilence struct {
 	ID        string
 	SessionID string
 	Kind      model.Kind
+	Identity  string
+}
+
+// covers says whether the silence holds finding f.
+func (c ClearSilence) covers(f scan.Finding) bool {
+	if f.SessionID != c.SessionID {
+		return false
+	}
+	return f.Kind == c.Kind || (c.Identity != "" && Identity(f) == c.Identity)
 }
 
 // Cleared names the silences of s whose finding no scan reports any more:
@@ -314,7 +324,7 @@ type ClearSilence struct {
 func Cleared(s []ClearSilence, findings []scan.Finding) []string {
 	var out []string
 	for _, c := range s {
-		if !slices.ContainsFunc(findings, func(f scan.Finding) bool { return f.SessionID == c.SessionID && f.Kind == c.Kind }) {
+		if !slices.ContainsFunc(findings, c.covers) {
 			out = append(out, c.ID)
 		}
 	}
@@ -322,14 +332,14 @@ func Cleared(s []ClearSilence, findings []scan.Finding) []string {
 }
 
 // Unresolved is findings without those a person resolved from Slack: a
-// silence kept until the finding clears (held) covers their session and
-// kind. Such a finding opens no episode — no outlet, paced or not, hears
-// of it again — until it clears and its silence ends.
+// silence kept until the finding clears (held) covers them. Such a
+// finding opens no episode — no outlet, paced or not, hears of it again —
+// until it clears and its silence ends.
 func Unresolved(findings []scan.Finding, held []ClearSilence) []scan.Finding {
 	if len(held) == 0 {
 		return findings
 	}
 	return slices.DeleteFunc(slices.Clone(findings), func(f scan.Finding) bool {
-		return slices.ContainsFunc(held, func(c ClearSilence) bool { return c.SessionID == f.SessionID && c.Kind == f.Kind })
+		return slices.ContainsFunc(held, func(c ClearSilence) bool { return c.covers(f) })
 	})
 }

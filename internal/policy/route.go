@@ -18,8 +18,12 @@ func Route(s model.Routing, e model.Episode) (channel, mention string) {
 }
 
 // Matches reports whether a matcher selects an episode; empty fields match
-// anything.
+// anything. A matcher with an identity (a click's silence) also selects
+// the episode of that identity, whatever its kind now.
 func Matches(m model.Match, e model.Episode) bool {
+	if m.Identity != "" && m.Identity == e.Identity {
+		return true
+	}
 	return (m.WorkspaceID == "" || m.WorkspaceID == e.WorkspaceID) &&
 		(m.TaskID == "" || m.TaskID == e.TaskID) &&
 		(m.SessionID == "" || m.SessionID == e.SessionID) &&

@@ -64,10 +64,12 @@ func (o *Outlet) Send(ctx context.Context, at deliver.Attempt) deliver.Sent {
 }
 
 // Silence is the silence a snooze or resolve click a stores: on the
-// episode's session and kind, named by the click's key (stored once),
-// made by the Slack user who clicked.
+// episode's session and kind, and on the episode itself whatever kind it
+// turns to (a question snoozed while unanswered stays snoozed once it is
+// shadowed), named by the click's key (stored once), made by the Slack
+// user who clicked.
 func Silence(a model.Action, e model.Episode, b model.ClickBody) ledger.Silence {
-	v := ledger.Silence{ID: "slack-" + a.Key[:min(len(a.Key), 16)], SessionID: e.SessionID, Kind: e.Kind, CreatedBy: "slack:" + b.User,
+	v := ledger.Silence{ID: "slack-" + a.Key[:min(len(a.Key), 16)], SessionID: e.SessionID, Kind: e.Kind, Identity: e.Identity, CreatedBy: "slack:" + b.User,
 		CreatedAt: a.CreatedAt, Until: b.Until, Comment: "snoozed from Slack for " + b.What}
 	if a.Kind == model.ActionResolve {
 		v.Until, v.UntilClear, v.Comment = a.CreatedAt.Add(ResolveBound), true, "resolved from Slack: quiet until the finding clears"

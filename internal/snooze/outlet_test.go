@@ -13,11 +13,12 @@ import (
 
 var t0 = time.Date(2026, 12, 3, 3, 10, 0, 0, time.UTC)
 
-// TestSilence: a snooze silences the session and kind until its end; a
+// TestSilence: a snooze silences the session and kind, and the episode
+// whatever its kind turns to, until its end; a
 // resolve until the finding clears (bounded); both named by the click and
 // made by who clicked.
 func TestSilence(t *testing.T) {
-	e := model.Episode{ID: "ep1", SessionID: "s1", Kind: model.KindStalledTurn}
+	e := model.Episode{ID: "ep1", SessionID: "s1", Kind: model.KindStalledTurn, Identity: "stalled_turn|s1|turn-1|"}
 	cases := []struct {
 		name       string
 		kind       model.ActionKind
@@ -34,7 +35,7 @@ func TestSilence(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			a := model.Action{Key: "0123456789abcdef0123", Kind: c.kind, CreatedAt: t0}
 			v := snooze.Silence(a, e, c.body)
-			if v.ID != "slack-0123456789abcdef" || v.SessionID != "s1" || v.Kind != model.KindStalledTurn || v.CreatedBy != "slack:U1" ||
+			if v.ID != "slack-0123456789abcdef" || v.SessionID != "s1" || v.Kind != model.KindStalledTurn || v.Identity != e.Identity || v.CreatedBy != "slack:U1" ||
 				!v.Until.Equal(c.until) || v.UntilClear != c.untilClear {
 				t.Fatalf("silence %+v", v)
 			}
@@ -58,7 +59,7 @@ func TestSendResolves(t *testing.T) {
 		},
 		Resolve: func(_ context.Context, id, _ string, _ time.Time) error { resolved = append(resolved, id); return nil },
 	}
-	e := model.Episode{ID: "ep1", SessionID: "s1", Kind: model.KindStalledTurn}
+	e := model.Episode{ID: "ep1", SessionID: "s1", Kind: model.KindStalledTurn, Identity: "stalled_turn|s1|turn-1|"}
 	send := func(kind model.ActionKind) deliver.Sent {
 		body := model.ClickBody{User: "U1", What: "1h", Until: t0.Add(time.Hour)}.Encode()
 		return o.Send(context.Background(), deliver.Attempt{Action: model.Action{Key: "k-" + string(kind), Kind: kind, Body: body, CreatedAt: t0}, Episode: e, Now: t0})
