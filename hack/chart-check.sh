@@ -44,6 +44,7 @@ want_unread servicemonitor-values database-url kandev-token
 want_unread default database-url
 want_unread outlets-values database-url alertmanager-password webhook-ops-hook webhook-audit
 want_unread interactivity-values database-url slack-token slack-app-token
+want_unread interactivity-http-values database-url slack-token slack-signing-secret
 if grep -q 'kandev-token' "$out/existingsecret-values-watchdogd.yaml"; then
   echo "existingsecret-values: kandev.token_file set though the Secret has no kandev-token" >&2; exit 1
 fi
@@ -92,6 +93,45 @@ fi
 if grep -q 'kind: NetworkPolicy' "$out/sidecar-values.yaml"; then
   echo "sidecar values render a NetworkPolicy" >&2; exit 1
 fi
+
+# The HTTP mode's Slack listener (0.0.0.0:9465) is the container's port
+# named slack, the Service's (its own number with service.slackPort), and
+# the NetworkPolicy admits it from slackFrom's peers; Socket Mode and no
+# interactivity render none of it.
+doc() { awk -v k="kind: $1" '$0 == k {on = 1} /^---/ {on = 0} on' "$2"; }
+http=$out/interactivity-http-values.yaml
+doc Deployment "$http" | grep -A1 -- '- name: slack$' | grep -q 'containerPort: 9465$' ||
+  { echo "interactivity-http-values: the container has no port slack 9465" >&2; exit 1; }
+doc Service "$http" | grep -A2 -- '- name: slack$' | tr -s ' \n' ' ' | grep -q -- '- name: slack port: 9465 targetPort: slack' ||
+  { echo "interactivity-http-values: the Service has no port slack 9465 to the container's slack" >&2; exit 1; }
+doc NetworkPolicy "$http" | sed -n '/- port: slack$/,$p' | grep -q 'kubernetes.io/metadata.name: ingress-nginx' ||
+  { echo "interactivity-http-values: the NetworkPolicy does not admit the port slack from slackFrom" >&2; exit 1; }
+"$helm" template watchdogd "$chart" --namespace kandev --kube-version 1.34.0 -f "$chart/ci/interactivity-http-values.yaml" \
+  --set service.slackPort=443 --set 'networkPolicy.slackFrom=null' > "$out/http-443.yaml"
+doc Service "$out/http-443.yaml" | grep -A2 -- '- name: slack$' | tr -s ' \n' ' ' | grep -q -- '- name: slack port: 443 targetPort: slack' ||
+  { echo "service.slackPort=443: the Service's port slack is not 443" >&2; exit 1; }
+doc NetworkPolicy "$out/http-443.yaml" | grep -q -- '- port: slack$' ||
+  { echo "networkPolicy.slackFrom empty: the NetworkPolicy does not admit the port slack" >&2; exit 1; }
+if doc NetworkPolicy "$out/http-443.yaml" | sed -n '/- port: slack$/,$p' | grep -q 'from:'; then
+  echo "networkPolicy.slackFrom empty: the port slack is not open to every source" >&2; exit 1
+fi
+for name in default interactivity-values sidecar-values; do
+  if grep -q 'name: slack$\|port: slack$' "$out/$name.yaml"; then
+    echo "$name: a port for the HTTP mode's Slack listener without mode: http" >&2; exit 1
+  fi
+done
+
+# The render refuses values whose Slack listener the Service could not
+# reach, with the message each file's "# want:" line names.
+for bad in deploy/helm/testdata/bad-render/*.yaml; do
+  want=$(sed -n 's/^# want: //p' "$bad")
+  [ -n "$want" ] || { echo "$bad has no '# want:' line" >&2; exit 1; }
+  if "$helm" template watchdogd "$chart" --namespace kandev --kube-version 1.34.0 -f "$bad" > "$out/bad.log" 2>&1; then
+    echo "the chart rendered $bad" >&2; exit 1
+  fi
+  grep -qF -- "$want" "$out/bad.log" || { cat "$out/bad.log"; echo "$bad: not refused with '$want'" >&2; exit 1; }
+  echo "refused as it must: $bad"
+done
 
 for bad in deploy/helm/testdata/bad-values/*.yaml; do
   if "$helm" lint "$chart" -f "$bad" > "$out/bad.log" 2>&1; then

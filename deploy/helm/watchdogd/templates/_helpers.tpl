@@ -163,6 +163,51 @@ that secrets come from mounted files and never sit in the ConfigMap.
 {{- toYaml $c -}}
 {{- end -}}
 
+{{/*
+The HTTP mode's Slack listener (slack.interactivity.mode: http in the
+rendered config): its port, from slack.interactivity.listen, or nothing in
+Socket Mode or without interactivity. Fails the render when the Service
+could not reach the listener: a loopback host (also watchdogd's default,
+127.0.0.1:9465, when listen is unset), no port number, or the port of
+http.listen (service.port), which the chart gives the main listener.
+*/}}
+{{- define "watchdogd.slackPort" -}}
+{{- $cfg := include "watchdogd.config" . | fromYaml -}}
+{{- $in := get (default dict (get $cfg "slack")) "interactivity" | default dict -}}
+{{- if eq (toString (get $in "mode")) "http" -}}
+{{- $key := "config.slack.interactivity.listen" -}}
+{{- $listen := toString (default "" (get $in "listen")) -}}
+{{- if not $listen -}}
+{{- fail (printf "%s is unset with mode: http: watchdogd then listens on 127.0.0.1:9465, which the Service cannot reach; set it to 0.0.0.0:<port>" $key) -}}
+{{- end -}}
+{{- if not (regexMatch `^(\[[^\]]*\]|[^:\[\]]*):[0-9]+$` $listen) -}}
+{{- fail (printf "%s %q has no port: it must be host:port (an IPv6 host in brackets), e.g. 0.0.0.0:9465" $key $listen) -}}
+{{- end -}}
+{{- $port := atoi (regexReplaceAll "^.*:" $listen "") -}}
+{{- if or (lt $port 1) (gt $port 65535) -}}
+{{- fail (printf "%s %q has no port: it must be host:port with a port from 1 to 65535, e.g. 0.0.0.0:9465" $key $listen) -}}
+{{- end -}}
+{{- $host := regexReplaceAll ":[0-9]+$" $listen "" | trimPrefix "[" | trimSuffix "]" | lower -}}
+{{- if or (eq $host "localhost") (hasSuffix ".localhost" $host) (regexMatch `^(::ffff:)?127\.` $host) (regexMatch `^(0*:){2,7}0*1$` $host) -}}
+{{- fail (printf "%s %q is a loopback address: the Service cannot reach it; listen on 0.0.0.0:%d" $key $listen $port) -}}
+{{- end -}}
+{{- if eq $port (int .Values.service.port) -}}
+{{- fail (printf "%s %q has the port of http.listen (service.port %d): Slack's requests need a listener of their own" $key $listen (int .Values.service.port)) -}}
+{{- end -}}
+{{- if eq (int (default 0 .Values.service.slackPort)) (int .Values.service.port) -}}
+{{- fail (printf "service.slackPort %d is service.port too: the Service needs a port of its own for Slack's requests" (int .Values.service.port)) -}}
+{{- end -}}
+{{- $port -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The Service's port for Slack's requests: service.slackPort, or the listener's. */}}
+{{- define "watchdogd.slackServicePort" -}}
+{{- with include "watchdogd.slackPort" . -}}
+{{- default (atoi .) $.Values.service.slackPort -}}
+{{- end -}}
+{{- end -}}
+
 {{/* The watchdogd container, shared by both modes. */}}
 {{- define "watchdogd.container" -}}
 name: watchdogd
@@ -173,6 +218,11 @@ ports:
   - name: http
     containerPort: {{ .Values.service.port }}
     protocol: TCP
+  {{- with include "watchdogd.slackPort" . }}
+  - name: slack
+    containerPort: {{ . }}
+    protocol: TCP
+  {{- end }}
 securityContext:
   {{- toYaml .Values.securityContext | nindent 2 }}
 resources:
