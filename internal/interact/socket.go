@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	slackapi "github.com/slack-go/slack"
@@ -59,16 +60,48 @@ func (s *Socket) Run(ctx context.Context) {
 	}
 }
 
-// receive handles one socketmode client's events until it stops.
+// inFlight bounds the interactions handled at once on one connection.
+// Each is saved before it is acknowledged, and Slack wants the
+// acknowledgement within 3 seconds: one slow to save (a user group's
+// members asked of Slack, a ledger busy) must not hold the ones behind it
+// past theirs. Past the bound, reading waits.
+const inFlight = 16
+
+// receive handles one socketmode client's events until it stops, the
+// interactions each in its own goroutine (at most inFlight), the rest in
+// order. It returns once those under way have ended.
 func (s *Socket) receive(ctx context.Context, c *socketmode.Client, done <-chan error) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	slots := make(chan struct{}, inFlight)
 	for {
 		select {
 		case err := <-done:
 			return err
 		case evt := <-c.Events:
-			s.event(ctx, c, evt)
+			if evt.Type != socketmode.EventTypeInteractive {
+				s.event(ctx, c, evt)
+				continue
+			}
+			select {
+			case slots <- struct{}{}:
+			case err := <-done:
+				return err
+			}
+			wg.Go(func() {
+				defer func() { <-slots }()
+				s.event(ctx, c, evt)
+			})
 		}
 	}
+}
+
+// ack acknowledges an envelope, giving up after a while: the connection
+// it came on may be gone (Slack sends it again on the next).
+func ack(ctx context.Context, c *socketmode.Client, req *socketmode.Request) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return c.AckCtx(ctx, req.EnvelopeID, nil)
 }
 
 // event handles one socketmode event: an interaction is saved, then
@@ -90,7 +123,7 @@ func (s *Socket) event(ctx context.Context, c *socketmode.Client, evt socketmode
 		cb, ok := evt.Data.(slackapi.InteractionCallback)
 		if !ok {
 			s.Handler.count("malformed")
-			_ = c.Ack(*evt.Request)
+			_ = ack(ctx, c, evt.Request)
 			return
 		}
 		ev, err := FromCallback(cb)
@@ -107,12 +140,12 @@ func (s *Socket) event(ctx context.Context, c *socketmode.Client, evt socketmode
 				return // not acknowledged: Slack sends it again
 			}
 		}
-		if err := c.Ack(*evt.Request); err != nil {
+		if err := ack(ctx, c, evt.Request); err != nil {
 			log.Warn("acknowledge an interaction", zap.Error(err))
 		}
 	default:
 		if evt.Request != nil && evt.Request.EnvelopeID != "" {
-			_ = c.Ack(*evt.Request) // events watchdogd does not subscribe to
+			_ = ack(ctx, c, evt.Request) // events watchdogd does not subscribe to
 		}
 	}
 }
