@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -88,11 +89,33 @@ func TestSilenceOnce(t *testing.T) {
 // TestDecideOnOneAtATime: decisions on one episode read it whole inside
 // their transaction, one after the other, across processes: of eight
 // clicks decided at once from two stores, each saving a click only when
-// the episode holds none, exactly one is saved. A decision that read the
-// episode before its transaction would let all eight through.
+// the episode holds none, exactly one is saved, also where PostgreSQL's
+// default isolation is REPEATABLE READ. A decision that read the episode
+// before its transaction, or at REPEATABLE READ, would let them through.
 func TestDecideOnOneAtATime(t *testing.T) {
 	ctx := context.Background()
-	for _, d := range dialects {
+	// A server whose default isolation is REPEATABLE READ, as a DBA may
+	// set it: the ledger's decisions must not take it.
+	repeatable := dialect{"postgres-repeatable-read", func(t testing.TB) string {
+		u, err := pg.NewDatabase(ctx, "ledger")
+		if err != nil {
+			t.Fatal(err)
+		}
+		db, err := sql.Open("pgx", u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = db.Close() }()
+		var name string
+		if err := db.QueryRowContext(ctx, "SELECT current_database()").Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.ExecContext(ctx, fmt.Sprintf(`ALTER DATABASE %q SET default_transaction_isolation TO 'repeatable read'`, name)); err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}}
+	for _, d := range append(slices.Clone(dialects), repeatable) {
 		t.Run(d.name, func(t *testing.T) {
 			url := d.url(t)
 			stores := []*ledger.Store{open(t, url), open(t, url)}

@@ -56,10 +56,23 @@ func (s *Store) DecideOn(ctx context.Context, id string, plan func(model.Episode
 	})
 }
 
+// begin starts a transaction; on PostgreSQL one at READ COMMITTED,
+// whatever the server's or the role's default_transaction_isolation. A
+// decision reads after it takes its lock and must see what the decision
+// before it committed: at REPEATABLE READ its snapshot would be taken by
+// the lock's statement, before the wait, and two clicks would both act.
+func (s *Store) begin(ctx context.Context) (*sql.Tx, error) {
+	var opts *sql.TxOptions
+	if s.pg {
+		opts = &sql.TxOptions{Isolation: sql.LevelReadCommitted}
+	}
+	return s.db.BeginTx(ctx, opts)
+}
+
 // decide runs plan and applies what it returns in one transaction, after
 // every other decision on the ledger (see decideLock).
 func (s *Store) decide(ctx context.Context, plan func(*sql.Tx) (model.Plan, error)) (model.Applied, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx)
 	if err != nil {
 		return model.Applied{}, s.wrap("begin decision", err)
 	}
@@ -259,7 +272,7 @@ func scanActions(rows *sql.Rows, add func(model.Action)) error {
 // the retention, or a claim in flight, must still go out or settle, never
 // vanish with its row.
 func (s *Store) Prune(ctx context.Context, cutoff time.Time) (int64, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx)
 	if err != nil {
 		return 0, s.wrap("prune", err)
 	}
