@@ -32,6 +32,10 @@ type Clicked struct {
 	Refused string
 }
 
+// noSuchAlert is why a click on an episode the ledger does not hold does
+// nothing.
+const noSuchAlert = "watchdogd knows no such alert (pruned from its ledger, or not its button)"
+
 // Click decides a click and saves what it becomes in the ledger,
 // before anything is sent: who may act is checked (members lists a user
 // group's members, through Slack), then policy.Click makes it an action
@@ -42,7 +46,7 @@ type Clicked struct {
 func (c *Cycle) Click(ctx context.Context, in ClickIn, members func(context.Context, string) ([]string, error)) (Clicked, error) {
 	e, err := c.Store.Episode(ctx, in.Episode)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Clicked{Refused: "watchdogd knows no such alert (pruned from its ledger, or not its button)"}, nil
+		return Clicked{Refused: noSuchAlert}, nil
 	}
 	if err != nil {
 		return Clicked{}, err
@@ -53,7 +57,7 @@ func (c *Cycle) Click(ctx context.Context, in ClickIn, members func(context.Cont
 	}
 	var out Clicked
 	var d policy.Decided
-	if _, err := c.Store.DecideOn(ctx, e.ID, func(e model.Episode) (model.Plan, error) {
+	_, err = c.Store.DecideOn(ctx, e.ID, func(e model.Episode) (model.Plan, error) {
 		d, out = c.decideClick(e, in)
 		if out.Refused != "" {
 			return model.Plan{}, nil
@@ -64,7 +68,11 @@ func (c *Cycle) Click(ctx context.Context, in ClickIn, members func(context.Cont
 		}
 		d.Tell.Body = body
 		return model.Plan{Now: d.Click.CreatedAt, Actions: []model.Action{d.Click, d.Tell}}, nil
-	}); err != nil || out.Refused != "" {
+	})
+	switch {
+	case errors.Is(err, sql.ErrNoRows): // pruned since the read above
+		return Clicked{Refused: noSuchAlert}, nil
+	case err != nil || out.Refused != "":
 		return out, err
 	}
 	c.Log.Info("click in Slack saved", zap.String("episode", e.ID), zap.String("action", string(d.Click.Kind)),
