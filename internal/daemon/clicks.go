@@ -105,7 +105,8 @@ func (s rigSlack) OpenForm(ctx context.Context, trigger string, v slackapi.Modal
 
 // receiveClicks starts receiving clicks as slack.interactivity says (a
 // change of mode, listener or app token takes a restart), and returns
-// what stops the HTTP mode's listener (nil in Socket Mode).
+// what stops it: the HTTP mode's listener, or Socket Mode's receiver once
+// the work context ends.
 func (d *daemon) receiveClicks(work context.Context, cfg *config.Config) (shutdowner, error) {
 	if cfg.Slack == nil || cfg.Slack.Interactivity == nil {
 		return nil, nil
@@ -131,6 +132,26 @@ func (d *daemon) receiveClicks(work context.Context, cfg *config.Config) (shutdo
 	if err != nil {
 		return nil, fmt.Errorf("slack.interactivity.app_token_file: %w", err)
 	}
-	go (&interact.Socket{Handler: h, API: interact.SocketAPI(d.src.Slack, token, cfg.Slack.APIURL)}).Run(work)
-	return nil, nil
+	sock := &interact.Socket{Handler: h, API: interact.SocketAPI(d.src.Slack, token, cfg.Slack.APIURL)}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sock.Run(work)
+	}()
+	return untilDone(done), nil
+}
+
+// untilDone stops Socket Mode's receiver: it ends with the work context,
+// having waited for the clicks it was saving, and Shutdown waits for that
+// (or ctx), so that no click is still being saved when the handler's own
+// wait and the ledger's close come after it.
+type untilDone chan struct{}
+
+func (u untilDone) Shutdown(ctx context.Context) error {
+	select {
+	case <-u:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("Slack Socket Mode still receiving: %w", ctx.Err())
+	}
 }

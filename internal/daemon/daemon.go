@@ -90,7 +90,7 @@ type daemon struct {
 
 	// clicks is what a click in Slack is handled with (slack.interactivity),
 	// nil until the ledger is open; clickWork waits for clicks being
-	// delivered at shutdown, clickSrv is the HTTP mode's listener.
+	// delivered at shutdown, clickSrv stops receiving them (HTTP or Socket Mode).
 	clicks    atomic.Pointer[clickRig]
 	clickWork *interact.Handler
 	clickSrv  shutdowner
@@ -283,7 +283,9 @@ func (d *daemon) shutdown(srv shutdowner, cancelWork context.CancelFunc) error {
 		d.log.Warn("stop HTTP", zap.Error(err))
 	}
 	if d.clickSrv != nil {
-		_ = d.clickSrv.Shutdown(ctx)
+		if err := d.clickSrv.Shutdown(ctx); err != nil {
+			d.log.Warn("stop receiving Slack clicks", zap.Error(err))
+		}
 	}
 	if d.clickWork != nil {
 		d.clickWork.Wait()
