@@ -297,61 +297,6 @@ func TestUnresolved(t *testing.T) {
 	}
 }
 
-// TestResolvedQuestionTurnsShadowed: a resolve from Slack on a question
-// still holds it once kandev shows it shadowed (the same episode, another
-// kind), and ends only when neither shows; a silence without the
-// episode's identity (made before it was stored) covers its kind only.
-func TestResolvedQuestionTurnsShadowed(t *testing.T) {
-	pid, turn := "p1", "turn-1"
-	q := func(kind model.Kind) scan.Finding {
-		return scan.Finding{SessionID: "s1", Kind: kind, TurnID: &turn, PendingID: &pid}
-	}
-	unanswered, shadowed := q(model.KindUnansweredClarification), q(model.KindShadowedClarification)
-	other := scan.Finding{SessionID: "s1", Kind: model.KindStalledTurn, TurnID: &turn}
-	withID := ClearSilence{ID: "sil", SessionID: "s1", Kind: model.KindUnansweredClarification, Identity: Identity(unanswered)}
-	kindOnly := withID
-	kindOnly.Identity = ""
-	cases := []struct {
-		name     string
-		held     ClearSilence
-		findings []scan.Finding
-		left     int  // findings Unresolved keeps
-		ended    bool // Cleared ends the silence
-	}{
-		{"unanswered, held", withID, []scan.Finding{unanswered}, 0, false},
-		{"turned shadowed, still held", withID, []scan.Finding{shadowed}, 0, false},
-		{"another finding of the session is not", withID, []scan.Finding{shadowed, other}, 1, false},
-		{"the question gone: ended", withID, []scan.Finding{other}, 1, true},
-		{"no identity: shadowed is not held, and it ends", kindOnly, []scan.Finding{shadowed}, 1, true},
-	}
-	for _, c := range cases {
-		left := Unresolved(c.findings, []ClearSilence{c.held})
-		ended := len(Cleared([]ClearSilence{c.held}, c.findings)) == 1
-		if len(left) != c.left || ended != c.ended {
-			t.Errorf("%s: %d findings left (want %d), ended %v (want %v)", c.name, len(left), c.left, ended, c.ended)
-		}
-	}
-}
-
-// TestSnoozedQuestionTurnsShadowed: a click's silence (with the episode's
-// identity) defers the episode after its kind changes; a silence of the
-// kind alone does not.
-func TestSnoozedQuestionTurnsShadowed(t *testing.T) {
-	e := model.Episode{ID: "ep1", Identity: "clarification|s1|turn-1|p1", SessionID: "s1", Kind: model.KindShadowedClarification}
-	m := model.Match{SessionID: "s1", Kind: model.KindUnansweredClarification}
-	if Matches(m, e) {
-		t.Fatal("a silence of the unanswered kind alone matches the shadowed question")
-	}
-	m.Identity = e.Identity
-	if !Matches(m, e) {
-		t.Fatal("a click's silence on the question does not match it once shadowed")
-	}
-	m.Identity = "clarification|s1|turn-1|p2"
-	if Matches(m, e) {
-		t.Fatal("a click's silence on another question matches this one")
-	}
-}
-
 // TestOneClickActs: once a click acts on kandev for an episode (saved,
 // under way or done), another one that would act — another person, another
 // option — is refused, naming who; the same click again is the same

@@ -187,7 +187,7 @@ http.listen (service.port), which the chart gives the main listener.
 {{- if or (lt $port 1) (gt $port 65535) -}}
 {{- fail (printf "%s %q has no port: it must be host:port with a port from 1 to 65535, e.g. 0.0.0.0:9465" $key $listen) -}}
 {{- end -}}
-{{- $host := regexReplaceAll ":[0-9]+$" $listen "" | trimPrefix "[" | trimSuffix "]" | lower -}}
+{{- $host := regexReplaceAll ":[0-9]+$" $listen "" | trimPrefix "[" | trimSuffix "]" | trimSuffix "." | lower -}}
 {{- if or (eq $host "localhost") (hasSuffix ".localhost" $host) (regexMatch `^(::ffff:)?127\.` $host) (regexMatch `^(0*:){2,7}0*1$` $host) -}}
 {{- fail (printf "%s %q is a loopback address: the Service cannot reach it; listen on 0.0.0.0:%d" $key $listen $port) -}}
 {{- end -}}
