@@ -152,6 +152,6 @@ func (u untilDone) Shutdown(ctx context.Context) error {
 	case <-u:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("Slack Socket Mode still receiving: %w", ctx.Err())
+		return fmt.Errorf("socket mode still receiving Slack clicks: %w", ctx.Err())
 	}
 }
