@@ -97,23 +97,7 @@ func TestDecideOnOneAtATime(t *testing.T) {
 	// A server whose default isolation is REPEATABLE READ, as a DBA may
 	// set it: the ledger's decisions must not take it.
 	repeatable := dialect{"postgres-repeatable-read", func(t testing.TB) string {
-		u, err := pg.NewDatabase(ctx, "ledger")
-		if err != nil {
-			t.Fatal(err)
-		}
-		db, err := sql.Open("pgx", u)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = db.Close() }()
-		var name string
-		if err := db.QueryRowContext(ctx, "SELECT current_database()").Scan(&name); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := db.ExecContext(ctx, fmt.Sprintf(`ALTER DATABASE %q SET default_transaction_isolation TO 'repeatable read'`, name)); err != nil {
-			t.Fatal(err)
-		}
-		return u
+		return dbWith(t, "default_transaction_isolation TO 'repeatable read'")
 	}}
 	for _, d := range append(slices.Clone(dialects), repeatable) {
 		t.Run(d.name, func(t *testing.T) {

@@ -86,6 +86,12 @@ func open(ctx context.Context, url string, mustExist bool) (*Store, error) {
 		opts = append(opts, goose.WithSessionLocker(locker))
 	}
 	s.db.SetMaxOpenConns(4)
+	if s.pg {
+		if err := s.checkPostgres(ctx); err != nil {
+			_ = s.db.Close()
+			return nil, err
+		}
+	}
 	if mustExist && s.pg {
 		if err := s.schemaExists(ctx); err != nil {
 			_ = s.db.Close()
@@ -149,18 +155,28 @@ func (s *Store) openPostgres(ctx context.Context, dsn string) (lock.SessionLocke
 	if err != nil {
 		return nil, fmt.Errorf("ledger %s: migration lock: %w", s.name, err)
 	}
+	// Every transaction at READ COMMITTED, whatever the server's, the
+	// role's or the database's default: a statement that meets a row
+	// another committed meanwhile (a settle after a decision touched its
+	// action, a lease renewed by two) then waits and re-reads it, where at
+	// REPEATABLE READ or SERIALIZABLE it fails (SQLSTATE 40001) and a
+	// delivery's outcome would be lost.
 	withPath := cfg.Copy() // with its own RuntimeParams
 	withPath.RuntimeParams["search_path"] = pgSchema
+	withPath.RuntimeParams["default_transaction_isolation"] = "read committed"
 	s.db = stdlib.OpenDB(*withPath)
 	if err := s.db.PingContext(ctx); dburl.RefusedStartupParams(err) {
-		// PgBouncer (session pooling) refuses search_path at startup;
-		// each connection sets it first instead. Session pooling keeps
+		// PgBouncer (session pooling) refuses search_path (and the
+		// isolation) at startup; each connection sets them first instead. Session pooling keeps
 		// it for the client's session and resets it when the client
 		// leaves. Transaction pooling cannot serve the ledger at all (its
 		// migrations hold a session advisory lock): see the runbook.
 		_ = s.db.Close()
 		s.db = stdlib.OpenDB(*cfg, stdlib.OptionAfterConnect(func(ctx context.Context, c *pgx.Conn) error {
-			_, err := c.Exec(ctx, "SET search_path TO "+pgSchema)
+			if _, err := c.Exec(ctx, "SET search_path TO "+pgSchema); err != nil {
+				return err
+			}
+			_, err := c.Exec(ctx, "SET default_transaction_isolation TO 'read committed'")
 			return err
 		}))
 	}
