@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -11,11 +14,12 @@ import (
 )
 
 // TestNewerLedgerRefusedByTheBinary: after a rollback, the older binary
-// refuses a ledger a newer one migrated (here: version 2 is this build's
-// newest, 3 recorded as applied), in `run --once`, in the daemon's cycles
+// refuses a ledger a newer one migrated (here: the version after this
+// build's newest recorded as applied), in `run --once`, in the daemon's cycles
 // and in the operator commands, naming both versions; it neither runs on
 // the unknown schema nor changes it. On SQLite and on PostgreSQL.
 func TestNewerLedgerRefusedByTheBinary(t *testing.T) {
+	newest := newestMigration(t)
 	pgLedger, err := pg.NewDatabase(context.Background(), "ledger")
 	if err != nil {
 		t.Fatal(err)
@@ -39,10 +43,10 @@ func TestNewerLedgerRefusedByTheBinary(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer func() { _ = db.Close() }()
-			if _, err := db.Exec("INSERT INTO " + table + " (version_id, is_applied) VALUES (3, true)"); err != nil {
+			if _, err := db.Exec("INSERT INTO "+table+" (version_id, is_applied) VALUES ($1, true)", newest+1); err != nil {
 				t.Fatal(err)
 			}
-			const want = "its schema is at version 3, written by a newer watchdogd; this one knows versions up to 2"
+			want := fmt.Sprintf("its schema is at version %d, written by a newer watchdogd; this one knows versions up to %d", newest+1, newest)
 			for _, args := range [][]string{{"run", "--once", "--config", e.cfg}, {"episodes", "list", "--config", e.cfg}} {
 				r := watchdogd(t, e.environ(), args...)
 				if r.code != 1 || !strings.Contains(r.stderr, want) {
@@ -61,9 +65,28 @@ func TestNewerLedgerRefusedByTheBinary(t *testing.T) {
 				t.Errorf("%d posts after the refusal, %d before", n, posts)
 			}
 			var version int64
-			if err := db.QueryRow("SELECT max(version_id) FROM " + table).Scan(&version); err != nil || version != 3 {
+			if err := db.QueryRow("SELECT max(version_id) FROM " + table).Scan(&version); err != nil || version != newest+1 {
 				t.Errorf("the ledger's version is now %d (%v)", version, err)
 			}
 		})
 	}
+}
+
+// newestMigration is the highest version among the ledger's migrations,
+// which the binary embeds.
+func newestMigration(t *testing.T) int64 {
+	t.Helper()
+	files, err := filepath.Glob("../../internal/ledger/migrations/*.sql")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("migrations: %v %v", files, err)
+	}
+	var newest int64
+	for _, f := range files {
+		v, err := strconv.ParseInt(strings.SplitN(filepath.Base(f), "_", 2)[0], 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		newest = max(newest, v)
+	}
+	return newest
 }
