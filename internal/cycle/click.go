@@ -44,16 +44,10 @@ const noSuchAlert = "watchdogd knows no such alert (pruned from its ledger, or n
 // ledger's serialised transaction, so that of two clicks in the same
 // instant only the first acts on kandev. Deliver it with DeliverClicks.
 func (c *Cycle) Click(ctx context.Context, in ClickIn, members func(context.Context, string) ([]string, error)) (Clicked, error) {
-	e, err := c.Store.Episode(ctx, in.Episode)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Clicked{Refused: noSuchAlert}, nil
-	}
-	if err != nil {
-		return Clicked{}, err
-	}
 	// Slack is asked who is in a group before the transaction, not in it.
-	if r := c.Config.Routing(); r == nil || !c.mayAct(ctx, policy.Actors(*r, e), in.User, members) {
-		return Clicked{Refused: "you are not allowed to act on this alert (slack.interactivity's allowed_users and allowed_usergroups)"}, nil
+	e, refused, err := c.actor(ctx, in.Episode, in.User, members)
+	if err != nil || refused != "" {
+		return Clicked{Refused: refused}, err
 	}
 	var out Clicked
 	var d policy.Decided
@@ -78,6 +72,33 @@ func (c *Cycle) Click(ctx context.Context, in ClickIn, members func(context.Cont
 	c.Log.Info("click in Slack saved", zap.String("episode", e.ID), zap.String("action", string(d.Click.Kind)),
 		zap.String("key", d.Click.Key), zap.String("slack_user", in.User))
 	return Clicked{Keys: []string{d.Click.Key, d.Tell.Key}}, nil
+}
+
+// FormFor is the finding an "Answer…" click opens its form on, once who
+// clicked may act on the episode; or why not (refused), as a click on it
+// would be told: the form shows the question to whoever sees it.
+func (c *Cycle) FormFor(ctx context.Context, episode, user string, members func(context.Context, string) ([]string, error)) (f scan.Finding, refused string, err error) {
+	e, refused, err := c.actor(ctx, episode, user, members)
+	if err != nil || refused != "" {
+		return scan.Finding{}, refused, err
+	}
+	return policy.StoredFinding(e), "", nil
+}
+
+// actor reads the episode a click names and checks that user may act on
+// it, or says why not; err is the ledger's.
+func (c *Cycle) actor(ctx context.Context, episode, user string, members func(context.Context, string) ([]string, error)) (model.Episode, string, error) {
+	e, err := c.Store.Episode(ctx, episode)
+	if errors.Is(err, sql.ErrNoRows) {
+		return model.Episode{}, noSuchAlert, nil
+	}
+	if err != nil {
+		return model.Episode{}, "", err
+	}
+	if r := c.Config.Routing(); r == nil || !c.mayAct(ctx, policy.Actors(*r, e), user, members) {
+		return model.Episode{}, "you are not allowed to act on this alert (slack.interactivity's allowed_users and allowed_usergroups)", nil
+	}
+	return e, "", nil
 }
 
 // decideClick is what the click in asks of e as it stands now, or why it

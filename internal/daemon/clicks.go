@@ -13,7 +13,6 @@ import (
 	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/cycle"
 	"github.com/watchdogd/watchdogd/internal/interact"
-	"github.com/watchdogd/watchdogd/internal/policy"
 	"github.com/watchdogd/watchdogd/internal/scan"
 	"github.com/watchdogd/watchdogd/internal/slack"
 )
@@ -22,9 +21,14 @@ import (
 // open ledger (cycles run under mu; a click must not wait for one) and
 // the Slack client of the bot token. It is rebuilt whole on reload.
 type clickRig struct {
-	cycle *cycle.Cycle
-	slack *slack.Client
+	cycle  *cycle.Cycle
+	slack  *slack.Client
+	groups *interact.Groups
 }
+
+// groupsTTL is how long a user group's members, as Slack listed them,
+// decide who may act before Slack is asked again.
+const groupsTTL = 5 * time.Minute
 
 // armClicks builds the click rig for the config and sources in place, once
 // the ledger is open (called under mu by install and ensureStore).
@@ -44,7 +48,8 @@ func (d *daemon) armClicks() {
 		d.clicks.Store(nil)
 		return
 	}
-	d.clicks.Store(&clickRig{cycle: ck, slack: slack.NewClient(d.src.Slack, cfg.Slack.APIURL, cfg.Slack.Timeout)})
+	client := slack.NewClient(d.src.Slack, cfg.Slack.APIURL, cfg.Slack.Timeout)
+	d.clicks.Store(&clickRig{cycle: ck, slack: client, groups: &interact.Groups{Fetch: client.UsergroupMembers, TTL: groupsTTL, Now: time.Now}})
 }
 
 // rig is the click rig in place, or ErrNotReady.
@@ -63,20 +68,19 @@ func (d *daemon) clickHandler() *interact.Handler {
 			if err != nil {
 				return cycle.Clicked{}, err
 			}
-			return r.cycle.Click(ctx, in, r.slack.UsergroupMembers)
+			return r.cycle.Click(ctx, in, r.groups.Members)
 		},
 		Deliver: func(ctx context.Context, keys []string) {
 			if r, err := d.rig(); err == nil {
 				r.cycle.DeliverClicks(ctx, keys)
 			}
 		},
-		Finding: func(ctx context.Context, id string) (scan.Finding, error) {
+		Form: func(ctx context.Context, id, user string) (scan.Finding, string, error) {
 			r, err := d.rig()
 			if err != nil {
-				return scan.Finding{}, err
+				return scan.Finding{}, "", err
 			}
-			e, err := r.cycle.Store.Episode(ctx, id)
-			return policy.StoredFinding(e), err
+			return r.cycle.FormFor(ctx, id, user, r.groups.Members)
 		},
 		Slack: rigSlack{d},
 		Count: func(result string) { d.m.SlackInteractions.WithLabelValues(result).Inc() },

@@ -31,8 +31,10 @@ type Handler struct {
 	Click func(ctx context.Context, in cycle.ClickIn) (cycle.Clicked, error)
 	// Deliver delivers saved actions now (cycle.DeliverClicks).
 	Deliver func(ctx context.Context, keys []string)
-	// Finding is an episode's finding as last seen (a form is built on it).
-	Finding func(ctx context.Context, episode string) (scan.Finding, error)
+	// Form is the finding an "Answer…" click opens its form on
+	// (cycle.FormFor): as last seen, once user may act; else why not
+	// (refused), or the ledger's error.
+	Form  func(ctx context.Context, episode, user string) (f scan.Finding, refused string, err error)
 	Slack   Slack
 	// Count hears each event's result (watchdogd_slack_interactions_total).
 	Count func(result string)
@@ -41,7 +43,17 @@ type Handler struct {
 	// base bounds the work done after an acknowledgement; wg waits for it.
 	base context.Context
 	wg   sync.WaitGroup
+	// telling are the (channel, user) pairs a refusal is on its way to:
+	// a person who clicks again meanwhile is not told twice, so that clicks
+	// by someone not allowed (Slack paces the replies, one a second per
+	// channel) cost at most maxTelling waiting replies.
+	mu      sync.Mutex
+	telling map[string]bool
 }
+
+// maxTelling bounds the refusals waiting to be sent at once; past it a
+// refusal is logged and not sent.
+const maxTelling = 64
 
 // Start sets the context work after an acknowledgement runs under (the
 // daemon's: a shutdown waits for it with Wait).
@@ -79,16 +91,14 @@ func (h *Handler) Handle(ctx context.Context, ev Event) error {
 		// Slack shows the person a bare failure and does not send a click
 		// again by itself: say what happened. A redelivery, or the click
 		// made again, is the same action.
-		h.later(func(ctx context.Context) {
-			h.refuse(ctx, ev, "watchdogd could not record your click (its ledger is unavailable), so nothing was done: click again in a minute")
-		})
+		h.refuse(ev, "watchdogd could not record your click (its ledger is unavailable), so nothing was done: click again in a minute")
 		return err
 	}
 	if got.Refused != "" {
 		h.count("refused")
 		h.Log.Info("a click from Slack was refused", zap.String("slack_user", ev.User), zap.String("episode", ev.Value.Episode),
 			zap.String("why", got.Refused))
-		h.later(func(ctx context.Context) { h.refuse(ctx, ev, "watchdogd did nothing: "+got.Refused) })
+		h.refuse(ev, "watchdogd did nothing: "+got.Refused)
 		return nil
 	}
 	h.count("accepted")
@@ -96,17 +106,27 @@ func (h *Handler) Handle(ctx context.Context, ev Event) error {
 	return nil
 }
 
-// openForm opens the answer form for an "Answer…" click. A form that
-// cannot open has nothing to save, and its trigger has expired by a
-// retry: the person is told why instead.
+// openForm opens the answer form for an "Answer…" click by someone who
+// may act on the alert (the form shows its question). A form that cannot
+// open has nothing to save, and its trigger has expired by a retry: the
+// person is told why instead, in words of watchdogd's own where the
+// ledger failed (its error names the ledger), Slack's where Slack did.
 func (h *Handler) openForm(ctx context.Context, ev Event) {
-	f, err := h.Finding(ctx, ev.Value.Episode)
-	if err == nil {
-		err = h.Slack.OpenForm(ctx, ev.TriggerID, slack.Form(f, ev.Value, ev.Channel, ev.TS))
-	}
-	if err != nil {
+	f, refused, err := h.Form(ctx, ev.Value.Episode, ev.User)
+	switch {
+	case err != nil:
 		h.count("failed")
-		h.later(func(ctx context.Context) { h.refuse(ctx, ev, "watchdogd could not open the form: "+term.OneLine(err)) })
+		h.Log.Warn("cannot open a form for a click from Slack", zap.String("slack_user", ev.User), zap.Error(err))
+		h.refuse(ev, "watchdogd could not open the form (its ledger is unavailable): click again in a minute")
+		return
+	case refused != "":
+		h.count("refused")
+		h.refuse(ev, "watchdogd did nothing: "+refused)
+		return
+	}
+	if err := h.Slack.OpenForm(ctx, ev.TriggerID, slack.Form(f, ev.Value, ev.Channel, ev.TS)); err != nil {
+		h.count("failed")
+		h.refuse(ev, "watchdogd could not open the form: "+term.OneLine(err))
 		return
 	}
 	h.count("accepted")
@@ -115,11 +135,34 @@ func (h *Handler) openForm(ctx context.Context, ev Event) {
 // ErrNotReady is why a click is not taken yet: the ledger is not open.
 var ErrNotReady = errors.New("watchdogd's ledger is not open yet")
 
-// refuse tells the person who clicked why nothing was done.
-func (h *Handler) refuse(ctx context.Context, ev Event, text string) {
-	if err := h.Slack.Ephemeral(ctx, ev.Channel, ev.User, text); err != nil {
-		h.Log.Warn("cannot tell a person why their click did nothing", zap.String("slack_user", ev.User), zap.Error(err))
+// refuse tells the person who clicked why nothing was done, after the
+// acknowledgement: once while a refusal to them in that channel is on its
+// way, and never more than maxTelling waiting at once.
+func (h *Handler) refuse(ev Event, text string) {
+	key := ev.Channel + "\x00" + ev.User
+	h.mu.Lock()
+	if h.telling == nil {
+		h.telling = map[string]bool{}
 	}
+	busy, full := h.telling[key], len(h.telling) >= maxTelling
+	if !busy && !full {
+		h.telling[key] = true
+	}
+	h.mu.Unlock()
+	if busy || full {
+		h.Log.Debug("not telling a person why their click did nothing: a reply is on its way already", zap.String("slack_user", ev.User), zap.Bool("too_many", full && !busy))
+		return
+	}
+	h.later(func(ctx context.Context) {
+		defer func() {
+			h.mu.Lock()
+			delete(h.telling, key)
+			h.mu.Unlock()
+		}()
+		if err := h.Slack.Ephemeral(ctx, ev.Channel, ev.User, text); err != nil {
+			h.Log.Warn("cannot tell a person why their click did nothing", zap.String("slack_user", ev.User), zap.Error(err))
+		}
+	})
 }
 
 // later runs f after the acknowledgement, under the handler's context.

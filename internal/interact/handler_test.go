@@ -57,17 +57,27 @@ func TestHandle(t *testing.T) {
 		forms                int
 		result               string
 		fails                bool
+		// what the form's check says (cycle.FormFor): a refusal, or the
+		// ledger's error, which names the ledger and is never shown.
+		formRefused string
+		formErr     error
 	}{
 		{"saved", interact.Event{Value: slack.ButtonValue{Episode: "ep1", Button: model.ButtonResolve}, User: "U1"},
-			cycle.Clicked{Keys: []string{"k1", "k2"}}, nil, "k1,k2", "", 0, "accepted", false},
+			cycle.Clicked{Keys: []string{"k1", "k2"}}, nil, "k1,k2", "", 0, "accepted", false, "", nil},
 		{"refused", interact.Event{Value: slack.ButtonValue{Episode: "ep1", Button: model.ButtonResolve}, User: "U2"},
-			cycle.Clicked{Refused: "you are not allowed"}, nil, "", "U2: watchdogd did nothing: you are not allowed", 0, "refused", false},
+			cycle.Clicked{Refused: "you are not allowed"}, nil, "", "U2: watchdogd did nothing: you are not allowed", 0, "refused", false, "", nil},
 		{"not saved", interact.Event{Value: slack.ButtonValue{Episode: "ep1", Button: model.ButtonResolve}, User: "U1"},
-			cycle.Clicked{}, errors.New("ledger down"), "", "U1: watchdogd could not record your click (its ledger is unavailable), so nothing was done: click again in a minute", 0, "failed", true},
+			cycle.Clicked{}, errors.New("ledger down"), "", "U1: watchdogd could not record your click (its ledger is unavailable), so nothing was done: click again in a minute", 0, "failed", true, "", nil},
 		{"form", interact.Event{Value: slack.ButtonValue{Episode: "ep1", Button: model.ButtonForm}, User: "U1", TriggerID: "tr"},
-			cycle.Clicked{}, nil, "", "", 1, "accepted", false},
+			cycle.Clicked{}, nil, "", "", 1, "accepted", false, "", nil},
 		{"form without trigger", interact.Event{Value: slack.ButtonValue{Episode: "ep1", Button: model.ButtonForm}, User: "U1"},
-			cycle.Clicked{}, nil, "", "U1: watchdogd could not open the form: invalid_trigger_id", 0, "failed", false},
+			cycle.Clicked{}, nil, "", "U1: watchdogd could not open the form: invalid_trigger_id", 0, "failed", false, "", nil},
+		// Someone not allowed does not see the question in a form.
+		{"form by an outsider", interact.Event{Value: slack.ButtonValue{Episode: "ep1", Button: model.ButtonForm}, User: "U9", TriggerID: "tr"},
+			cycle.Clicked{}, nil, "", "U9: watchdogd did nothing: you are not allowed", 0, "refused", false, "you are not allowed", nil},
+		{"form, ledger down", interact.Event{Value: slack.ButtonValue{Episode: "ep1", Button: model.ButtonForm}, User: "U1", TriggerID: "tr"},
+			cycle.Clicked{}, nil, "", "U1: watchdogd could not open the form (its ledger is unavailable): click again in a minute", 0, "failed", false,
+			"", errors.New("ledger sqlite:///var/lib/watchdogd/state.db: read episode ep1: sql: no rows in result set")},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -77,8 +87,10 @@ func TestHandle(t *testing.T) {
 			h := &interact.Handler{
 				Click:   func(context.Context, cycle.ClickIn) (cycle.Clicked, error) { return c.clicked, c.err },
 				Deliver: func(_ context.Context, keys []string) { delivered = keys },
-				Finding: func(context.Context, string) (scan.Finding, error) { return scan.Finding{}, nil },
-				Slack:   s, Count: func(r string) { counted[r]++ }, Log: zap.NewNop(),
+				Form: func(context.Context, string, string) (scan.Finding, string, error) {
+					return scan.Finding{}, c.formRefused, c.formErr
+				},
+				Slack: s, Count: func(r string) { counted[r]++ }, Log: zap.NewNop(),
 			}
 			h.Start(context.Background())
 			err := h.Handle(context.Background(), c.ev)

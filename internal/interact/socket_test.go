@@ -56,7 +56,7 @@ func TestSocketSlowClickHoldsNoOther(t *testing.T) {
 			return cycle.Clicked{Keys: []string{"k-" + in.User}}, nil
 		},
 		Deliver: func(context.Context, []string) {},
-		Finding: func(context.Context, string) (scan.Finding, error) { return scan.Finding{}, nil },
+		Form:    func(context.Context, string, string) (scan.Finding, string, error) { return scan.Finding{}, "", nil },
 		Slack:   &said{}, Count: func(string) {}, Log: zap.NewNop(),
 	}
 	ctx, cancel := context.WithCancel(context.Background())
