@@ -87,7 +87,9 @@ func (b *blockingSlack) Ephemeral(ctx context.Context, ch, user, text string) er
 func TestRefusalsBounded(t *testing.T) {
 	s := &blockingSlack{release: make(chan struct{})}
 	h := &interact.Handler{
-		Click: func(context.Context, cycle.ClickIn) (cycle.Clicked, error) { return cycle.Clicked{Refused: "you are not allowed"}, nil },
+		Click: func(context.Context, cycle.ClickIn) (cycle.Clicked, error) {
+			return cycle.Clicked{Refused: "you are not allowed"}, nil
+		},
 		Slack: s, Count: func(string) {}, Log: zap.NewNop(),
 	}
 	h.Start(context.Background())

@@ -35,7 +35,7 @@ type Handler struct {
 	// (cycle.FormFor): as last seen, once user may act; else why not
 	// (refused), or the ledger's error.
 	Form  func(ctx context.Context, episode, user string) (f scan.Finding, refused string, err error)
-	Slack   Slack
+	Slack Slack
 	// Count hears each event's result (watchdogd_slack_interactions_total).
 	Count func(result string)
 	Log   *zap.Logger
