@@ -94,14 +94,20 @@ const ClickPatience = 2 * time.Minute
 // Patient turns s, a retryable failure of an attempt at a click, into a
 // failure for good once ClickPatience has passed since the click — unless
 // this or an earlier attempt may have reached kandev: that one is settled
-// from what kandev records, however long it takes.
+// from what kandev records, however long it takes. What it says goes to
+// Slack, so it names the kind of failure only (the log has each attempt's
+// error, with kandev's address in it).
 func Patient(at deliver.Attempt, s deliver.Sent) deliver.Sent {
 	if s.Outcome != nil || s.Err == nil || !s.Verdict.Retry || s.Verdict.Uncertain || s.MayHaveLanded || at.MayHaveLanded ||
 		at.Now.Sub(at.Action.CreatedAt) < ClickPatience {
 		return s
 	}
+	why := s.Verdict.Code
+	if why == "" {
+		why = "unreachable"
+	}
 	return deliver.Failed(fmt.Sprintf("kandev could not be reached for %s (%s), so nothing was done: answer in kandev, or click again",
-		term.Minutes(at.Now.Sub(at.Action.CreatedAt)), term.OneLine(s.Err)))
+		term.Minutes(at.Now.Sub(at.Action.CreatedAt)), why))
 }
 
 func (o *Outlet) send(ctx context.Context, at deliver.Attempt) deliver.Sent {

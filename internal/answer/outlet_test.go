@@ -131,7 +131,8 @@ func TestPermissionOutlet(t *testing.T) {
 }
 
 // TestPatient: a click that cannot reach kandev gives up after
-// ClickPatience, saying why, so the person is told; one that may have
+// ClickPatience, saying why in words fit for Slack (the kind of failure,
+// not an error naming kandev's address), so the person is told; one that may have
 // reached kandev keeps being settled from what kandev records.
 func TestPatient(t *testing.T) {
 	clicked := time.Date(2026, 12, 3, 4, 0, 0, 0, time.UTC)
@@ -155,7 +156,9 @@ func TestPatient(t *testing.T) {
 	for _, c := range cases {
 		got := Patient(c.at, c.s)
 		failed := got.Outcome != nil && got.Outcome.State == model.StateFailed
-		if failed != c.failed || failed && !strings.Contains(got.Outcome.Error, "kandev could not be reached for 2 min") {
+		// Said in Slack: the kind of failure, never the error's text.
+		if failed != c.failed || failed && (!strings.Contains(got.Outcome.Error, "kandev could not be reached for 2 min (refused)") ||
+			strings.Contains(got.Outcome.Error, "dial tcp")) {
 			t.Errorf("%s: %+v, want failed %v", c.name, got, c.failed)
 		}
 	}

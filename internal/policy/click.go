@@ -102,6 +102,9 @@ func Click(e model.Episode, c model.Click, in ClickIn) Decided {
 	if why != "" {
 		return Decided{Refused: why}
 	}
+	if n := tried(e); n > 0 && slices.Contains(acting, kind) {
+		keyValue = fmt.Sprintf("%s#%d", keyValue, n) // a new try after one that did nothing
+	}
 	rest := keyButton + "/" + shortHash(keyValue) + "/" + c.User
 	if other := actedBefore(e, kind, Key(e.ID, "click/"+rest)); other != "" {
 		return Decided{Refused: other}
@@ -144,6 +147,22 @@ func actedBefore(e model.Episode, kind model.ActionKind, key string) string {
 		return fmt.Sprintf("%s acted on this alert from Slack already (%s); the message says how once kandev has it", who, a.Kind)
 	}
 	return ""
+}
+
+// tried counts the clicks on e that were to act on kandev and did
+// nothing: failed (kandev could not be reached, or refused) or superseded
+// (the finding moved on). A click made again after one — "click again",
+// the failure says — is a new action, where its first key is settled for
+// good; a double click before then is still one.
+func tried(e model.Episode) int {
+	n := 0
+	for _, a := range e.Actions {
+		if strings.HasPrefix(a.Seq, "click/") && slices.Contains(acting, a.Kind) &&
+			(a.State == model.StateFailed || a.State == model.StateSuperseded) {
+			n++
+		}
+	}
+	return n
 }
 
 // clickAction is the action kind a click takes and the button and value

@@ -61,3 +61,32 @@ func TestSnoozedQuestionTurnsShadowed(t *testing.T) {
 		t.Fatal("a click's silence on another question matches this one")
 	}
 }
+
+// TestAnswerAgainAfterFailure: an answer that did nothing (failed, or
+// superseded) leaves "click again" open: the same click is then a new
+// action, under a new key, where it used to meet the settled one and do
+// nothing; clicked twice before it settled, it is still one action.
+func TestAnswerAgainAfterFailure(t *testing.T) {
+	one := &scan.Detail{Questions: []scan.Question{question("q1", "a", "b")}}
+	alice := model.Click{Button: model.ButtonAnswer, Answers: answer("q1", "a"), User: "U0ALICE"}
+	e := clickEpisode(model.KindUnansweredClarification)
+	first := Click(e, alice, clickIn(one)).Click
+	cases := []struct {
+		state   model.State
+		sameKey bool
+	}{
+		{model.StatePending, true},     // a double click: one action
+		{model.StateClaimed, true},     // under way: one action
+		{model.StateFailed, false},     // kandev unreachable or refusing: a new try
+		{model.StateSuperseded, false}, // the finding moved on, then back: a new try
+	}
+	for _, c := range cases {
+		f := first
+		f.State = c.state
+		e.Actions = []model.Action{f}
+		got := Click(e, alice, clickIn(one))
+		if got.Refused != "" || (got.Click.Key == first.Key) != c.sameKey {
+			t.Errorf("after a click %s: key %s (first %s), refused %q; want the same key: %v", c.state, got.Click.Key, first.Key, got.Refused, c.sameKey)
+		}
+	}
+}
