@@ -102,6 +102,11 @@ func Click(e model.Episode, c model.Click, in ClickIn) Decided {
 	if why != "" {
 		return Decided{Refused: why}
 	}
+	if done, ok := deliveredActing(e); ok && (kind == model.ActionSnooze || kind == model.ActionResolve) {
+		// Its story is on the message: a snooze's, told over it from the
+		// message as first sent, would put the buttons back.
+		return Decided{Refused: fmt.Sprintf("%s acted on this alert from Slack already (%s): it clears once kandev has it", whoClicked(done), done.Kind)}
+	}
 	if n := tried(e); n > 0 && slices.Contains(acting, kind) {
 		keyValue = fmt.Sprintf("%s#%d", keyValue, n) // a new try after one that did nothing
 	}
@@ -139,14 +144,30 @@ func actedBefore(e model.Episode, kind model.ActionKind, key string) string {
 			a.State == model.StateFailed || a.State == model.StateSuperseded {
 			continue
 		}
-		b, _ := model.DecodeClick(a.Body)
-		who := "someone"
-		if slackID.MatchString(b.User) {
-			who = "<@" + b.User + ">"
-		}
-		return fmt.Sprintf("%s acted on this alert from Slack already (%s); the message says how once kandev has it", who, a.Kind)
+		return fmt.Sprintf("%s acted on this alert from Slack already (%s); the message says how once kandev has it", whoClicked(a), a.Kind)
 	}
 	return ""
+}
+
+// deliveredActing is the click on e that acted on kandev and was
+// delivered, if any.
+func deliveredActing(e model.Episode) (model.Action, bool) {
+	for _, a := range e.Actions {
+		if strings.HasPrefix(a.Seq, "click/") && slices.Contains(acting, a.Kind) && a.State == model.StateDelivered {
+			return a, true
+		}
+	}
+	return model.Action{}, false
+}
+
+// whoClicked names who made click a, as a Slack mention when its user is
+// a Slack id, else "someone".
+func whoClicked(a model.Action) string {
+	b, _ := model.DecodeClick(a.Body)
+	if slackID.MatchString(b.User) {
+		return "<@" + b.User + ">"
+	}
+	return "someone"
 }
 
 // tried counts the clicks on e that were to act on kandev and did

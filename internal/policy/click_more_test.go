@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/watchdogd/watchdogd/internal/model"
@@ -87,6 +88,38 @@ func TestAnswerAgainAfterFailure(t *testing.T) {
 		got := Click(e, alice, clickIn(one))
 		if got.Refused != "" || (got.Click.Key == first.Key) != c.sameKey {
 			t.Errorf("after a click %s: key %s (first %s), refused %q; want the same key: %v", c.state, got.Click.Key, first.Key, got.Refused, c.sameKey)
+		}
+	}
+}
+
+// TestNoSnoozeOverAnAnswer: once an answer from Slack was delivered (the
+// message says so, buttons gone), a snooze or resolve from a stale view
+// of the message is refused, naming who answered: its story, told from
+// the message as first sent, would put the buttons back. Before the
+// answer is delivered, a snooze still goes.
+func TestNoSnoozeOverAnAnswer(t *testing.T) {
+	one := &scan.Detail{Questions: []scan.Question{question("q1", "a", "b")}}
+	alice := model.Click{Button: model.ButtonAnswer, Answers: answer("q1", "a"), User: "U0ALICE"}
+	snooze := model.Click{Button: model.ButtonSnooze, Value: "1h", User: "U0BOB"}
+	resolve := model.Click{Button: model.ButtonResolve, User: "U0BOB"}
+	e := clickEpisode(model.KindUnansweredClarification)
+	answered := Click(e, alice, clickIn(one)).Click
+	for _, c := range []struct {
+		state   model.State
+		click   model.Click
+		refused bool
+	}{
+		{model.StatePending, snooze, false},
+		{model.StateDelivered, snooze, true},
+		{model.StateDelivered, resolve, true},
+		{model.StateFailed, resolve, false},
+	} {
+		a := answered
+		a.State = c.state
+		e.Actions = []model.Action{a}
+		got := Click(e, c.click, clickIn(one))
+		if (got.Refused != "") != c.refused || c.refused && !strings.Contains(got.Refused, "<@U0ALICE> acted on this alert") {
+			t.Errorf("%s after an answer %s: refused %q, want refused: %v", c.click.Button, c.state, got.Refused, c.refused)
 		}
 	}
 }
