@@ -102,12 +102,22 @@ func Patient(at deliver.Attempt, s deliver.Sent) deliver.Sent {
 		at.Now.Sub(at.Action.CreatedAt) < ClickPatience {
 		return s
 	}
-	why := s.Verdict.Code
-	if why == "" {
-		why = "unreachable"
-	}
 	return deliver.Failed(fmt.Sprintf("kandev could not be reached for %s (%s), so nothing was done: answer in kandev, or click again",
-		term.Minutes(at.Now.Sub(at.Action.CreatedAt)), why))
+		term.Minutes(at.Now.Sub(at.Action.CreatedAt)), unreached(s.Verdict.Code)))
+}
+
+// unreached says in plain words, for a person in Slack, why kandev was
+// not reached, by the verdict's code.
+func unreached(code string) string {
+	switch code {
+	case "refused", "connect":
+		return "kandev refused the connection"
+	case "fence":
+		return "kandev's database could not be read"
+	case "not_sent":
+		return "watchdogd had no time left to send it"
+	}
+	return "kandev did not answer"
 }
 
 func (o *Outlet) send(ctx context.Context, at deliver.Attempt) deliver.Sent {

@@ -157,7 +157,7 @@ func TestPatient(t *testing.T) {
 		got := Patient(c.at, c.s)
 		failed := got.Outcome != nil && got.Outcome.State == model.StateFailed
 		// Said in Slack: the kind of failure, never the error's text.
-		if failed != c.failed || failed && (!strings.Contains(got.Outcome.Error, "kandev could not be reached for 2 min (refused)") ||
+		if failed != c.failed || failed && (!strings.Contains(got.Outcome.Error, "kandev could not be reached for 2 min (kandev refused the connection)") ||
 			strings.Contains(got.Outcome.Error, "dial tcp")) {
 			t.Errorf("%s: %+v, want failed %v", c.name, got, c.failed)
 		}

@@ -21,14 +21,16 @@ import (
 // open ledger (cycles run under mu; a click must not wait for one) and
 // the Slack client of the bot token. It is rebuilt whole on reload.
 type clickRig struct {
-	cycle  *cycle.Cycle
-	slack  *slack.Client
-	groups *interact.Groups
+	cycle *cycle.Cycle
+	slack *slack.Client
 }
 
-// groupsTTL is how long a user group's members, as Slack listed them,
-// decide who may act before Slack is asked again.
-const groupsTTL = 5 * time.Minute
+// How long a user group's members, as Slack listed them, decide who may
+// act before Slack is asked again; and after Slack failed to answer.
+const (
+	groupsTTL   = 5 * time.Minute
+	groupsRetry = 30 * time.Second
+)
 
 // armClicks builds the click rig for the config and sources in place, once
 // the ledger is open (called under mu by install and ensureStore).
@@ -48,8 +50,7 @@ func (d *daemon) armClicks() {
 		d.clicks.Store(nil)
 		return
 	}
-	client := slack.NewClient(d.src.Slack, cfg.Slack.APIURL, cfg.Slack.Timeout)
-	d.clicks.Store(&clickRig{cycle: ck, slack: client, groups: &interact.Groups{Fetch: client.UsergroupMembers, TTL: groupsTTL, Now: time.Now}})
+	d.clicks.Store(&clickRig{cycle: ck, slack: slack.NewClient(d.src.Slack, cfg.Slack.APIURL, cfg.Slack.Timeout)})
 }
 
 // rig is the click rig in place, or ErrNotReady.
@@ -61,14 +62,24 @@ func (d *daemon) rig() (*clickRig, error) {
 }
 
 // clickHandler is the one handler Socket Mode and the HTTP endpoint feed.
+// Its user groups' members outlive reloads: Slack is asked through the
+// rig in place.
 func (d *daemon) clickHandler() *interact.Handler {
+	groups := &interact.Groups{TTL: groupsTTL, Retry: groupsRetry, Now: time.Now,
+		Fetch: func(ctx context.Context, g string) ([]string, error) {
+			r, err := d.rig()
+			if err != nil {
+				return nil, err
+			}
+			return r.slack.UsergroupMembers(ctx, g)
+		}}
 	return &interact.Handler{
 		Click: func(ctx context.Context, in cycle.ClickIn) (cycle.Clicked, error) {
 			r, err := d.rig()
 			if err != nil {
 				return cycle.Clicked{}, err
 			}
-			return r.cycle.Click(ctx, in, r.groups.Members)
+			return r.cycle.Click(ctx, in, groups.Members)
 		},
 		Deliver: func(ctx context.Context, keys []string) {
 			if r, err := d.rig(); err == nil {
@@ -80,7 +91,7 @@ func (d *daemon) clickHandler() *interact.Handler {
 			if err != nil {
 				return scan.Finding{}, "", err
 			}
-			return r.cycle.FormFor(ctx, id, user, r.groups.Members)
+			return r.cycle.FormFor(ctx, id, user, groups.Members)
 		},
 		Slack: rigSlack{d},
 		Count: func(result string) { d.m.SlackInteractions.WithLabelValues(result).Inc() },

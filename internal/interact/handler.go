@@ -43,10 +43,10 @@ type Handler struct {
 	// base bounds the work done after an acknowledgement; wg waits for it.
 	base context.Context
 	wg   sync.WaitGroup
-	// telling are the (channel, user) pairs a refusal is on its way to:
-	// a person who clicks again meanwhile is not told twice, so that clicks
-	// by someone not allowed (Slack paces the replies, one a second per
-	// channel) cost at most maxTelling waiting replies.
+	// telling are the refusals on their way, by channel, person and
+	// words: a person who clicks again meanwhile is not told the same twice,
+	// so that clicks by someone not allowed (Slack paces the replies, one a
+	// second per channel) cost at most maxTelling waiting replies.
 	mu      sync.Mutex
 	telling map[string]bool
 }
@@ -136,10 +136,10 @@ func (h *Handler) openForm(ctx context.Context, ev Event) {
 var ErrNotReady = errors.New("watchdogd's ledger is not open yet")
 
 // refuse tells the person who clicked why nothing was done, after the
-// acknowledgement: once while a refusal to them in that channel is on its
-// way, and never more than maxTelling waiting at once.
+// acknowledgement: not again while the same words to them in that channel
+// are on their way, and never more than maxTelling waiting at once.
 func (h *Handler) refuse(ev Event, text string) {
-	key := ev.Channel + "\x00" + ev.User
+	key := ev.Channel + "\x00" + ev.User + "\x00" + text
 	h.mu.Lock()
 	if h.telling == nil {
 		h.telling = map[string]bool{}

@@ -102,15 +102,15 @@ func Click(e model.Episode, c model.Click, in ClickIn) Decided {
 	if why != "" {
 		return Decided{Refused: why}
 	}
-	if done, ok := deliveredActing(e); ok && (kind == model.ActionSnooze || kind == model.ActionResolve) {
+	if done, ok := answered(e); ok && (kind == model.ActionSnooze || kind == model.ActionResolve) {
 		// Its story is on the message: a snooze's, told over it from the
 		// message as first sent, would put the buttons back.
-		return Decided{Refused: fmt.Sprintf("%s acted on this alert from Slack already (%s): it clears once kandev has it", whoClicked(done), done.Kind)}
-	}
-	if n := tried(e); n > 0 && slices.Contains(acting, kind) {
-		keyValue = fmt.Sprintf("%s#%d", keyValue, n) // a new try after one that did nothing
+		return Decided{Refused: fmt.Sprintf("%s answered this alert from Slack already (%s): it clears once kandev has it", whoClicked(done), done.Kind)}
 	}
 	rest := keyButton + "/" + shortHash(keyValue) + "/" + c.User
+	if n := tried(e); n > 0 && slices.Contains(acting, kind) {
+		rest += fmt.Sprintf("/try%d", n+1) // a new try after ones that did nothing
+	}
 	if other := actedBefore(e, kind, Key(e.ID, "click/"+rest)); other != "" {
 		return Decided{Refused: other}
 	}
@@ -149,11 +149,13 @@ func actedBefore(e model.Episode, kind model.ActionKind, key string) string {
 	return ""
 }
 
-// deliveredActing is the click on e that acted on kandev and was
-// delivered, if any.
-func deliveredActing(e model.Episode) (model.Action, bool) {
+// answered is the click on e that answered its question or permission in
+// kandev, delivered, if any: the finding then clears with the next scan.
+// (A message sent for a hidden question, or a cancel, may leave it open.)
+func answered(e model.Episode) (model.Action, bool) {
 	for _, a := range e.Actions {
-		if strings.HasPrefix(a.Seq, "click/") && slices.Contains(acting, a.Kind) && a.State == model.StateDelivered {
+		if strings.HasPrefix(a.Seq, "click/") && (a.Kind == model.ActionAnswer || a.Kind == model.ActionPermission) &&
+			a.State == model.StateDelivered {
 			return a, true
 		}
 	}
@@ -172,13 +174,15 @@ func whoClicked(a model.Action) string {
 
 // tried counts the clicks on e that were to act on kandev and did
 // nothing: failed (kandev could not be reached, or refused) or superseded
-// (the finding moved on). A click made again after one — "click again",
-// the failure says — is a new action, where its first key is settled for
-// good; a double click before then is still one.
+// (the finding moved on), never having possibly landed. A click made
+// again after one — "click again", the failure says — is a new action,
+// where its first key is settled for good; a double click before then is
+// still one. A failure that may have landed (a permission whose reply was
+// lost, say) is not counted: the same click again stays that action.
 func tried(e model.Episode) int {
 	n := 0
 	for _, a := range e.Actions {
-		if strings.HasPrefix(a.Seq, "click/") && slices.Contains(acting, a.Kind) &&
+		if strings.HasPrefix(a.Seq, "click/") && slices.Contains(acting, a.Kind) && !a.Uncertain &&
 			(a.State == model.StateFailed || a.State == model.StateSuperseded) {
 			n++
 		}

@@ -66,24 +66,27 @@ func TestSnoozedQuestionTurnsShadowed(t *testing.T) {
 // TestAnswerAgainAfterFailure: an answer that did nothing (failed, or
 // superseded) leaves "click again" open: the same click is then a new
 // action, under a new key, where it used to meet the settled one and do
-// nothing; clicked twice before it settled, it is still one action.
+// nothing; clicked twice before it settled, it is still one action; one
+// that may have landed is never tried again.
 func TestAnswerAgainAfterFailure(t *testing.T) {
 	one := &scan.Detail{Questions: []scan.Question{question("q1", "a", "b")}}
 	alice := model.Click{Button: model.ButtonAnswer, Answers: answer("q1", "a"), User: "U0ALICE"}
 	e := clickEpisode(model.KindUnansweredClarification)
 	first := Click(e, alice, clickIn(one)).Click
 	cases := []struct {
-		state   model.State
-		sameKey bool
+		state     model.State
+		uncertain bool // an attempt may have landed
+		sameKey   bool
 	}{
-		{model.StatePending, true},     // a double click: one action
-		{model.StateClaimed, true},     // under way: one action
-		{model.StateFailed, false},     // kandev unreachable or refusing: a new try
-		{model.StateSuperseded, false}, // the finding moved on, then back: a new try
+		{model.StatePending, false, true},     // a double click: one action
+		{model.StateClaimed, false, true},     // under way: one action
+		{model.StateFailed, false, false},     // kandev unreachable or refusing: a new try
+		{model.StateSuperseded, false, false}, // the finding moved on, then back: a new try
+		{model.StateFailed, true, true},       // a reply lost: it may have landed, so never again
 	}
 	for _, c := range cases {
 		f := first
-		f.State = c.state
+		f.State, f.Uncertain = c.state, c.uncertain
 		e.Actions = []model.Action{f}
 		got := Click(e, alice, clickIn(one))
 		if got.Refused != "" || (got.Click.Key == first.Key) != c.sameKey {
@@ -96,7 +99,8 @@ func TestAnswerAgainAfterFailure(t *testing.T) {
 // message says so, buttons gone), a snooze or resolve from a stale view
 // of the message is refused, naming who answered: its story, told from
 // the message as first sent, would put the buttons back. Before the
-// answer is delivered, a snooze still goes.
+// answer is delivered, a snooze still goes; and after a cancel and nudge,
+// which may leave the alert open.
 func TestNoSnoozeOverAnAnswer(t *testing.T) {
 	one := &scan.Detail{Questions: []scan.Question{question("q1", "a", "b")}}
 	alice := model.Click{Button: model.ButtonAnswer, Answers: answer("q1", "a"), User: "U0ALICE"}
@@ -118,8 +122,20 @@ func TestNoSnoozeOverAnAnswer(t *testing.T) {
 		a.State = c.state
 		e.Actions = []model.Action{a}
 		got := Click(e, c.click, clickIn(one))
-		if (got.Refused != "") != c.refused || c.refused && !strings.Contains(got.Refused, "<@U0ALICE> acted on this alert") {
+		if (got.Refused != "") != c.refused || c.refused && !strings.Contains(got.Refused, "<@U0ALICE> answered this alert") {
 			t.Errorf("%s after an answer %s: refused %q, want refused: %v", c.click.Button, c.state, got.Refused, c.refused)
 		}
+	}
+	// A cancel and nudge delivered may leave the turn stalled (the alert
+	// open, reminding): it can still be snoozed.
+	stalled := clickEpisode(model.KindStalledTurn)
+	cancel := Click(stalled, model.Click{Button: model.ButtonCancelAndNudge, User: "U0ALICE"}, clickIn(nil)).Click
+	cancel.State = model.StateDelivered
+	stalled.Actions = []model.Action{cancel}
+	if cancel.Key == "" {
+		t.Fatal("no cancel and nudge decided for a stalled turn")
+	}
+	if got := Click(stalled, snooze, clickIn(nil)); got.Refused != "" {
+		t.Errorf("a snooze after a cancel and nudge: refused %q", got.Refused)
 	}
 }
