@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -241,15 +242,33 @@ func (s *Store) refuseNewer(ctx context.Context, p *goose.Provider) error {
 	if err != nil {
 		return fmt.Errorf("ledger %s: read its schema version: %w", s.name, err)
 	}
-	var known int64
-	for _, src := range p.ListSources() {
-		known = max(known, src.Version)
+	known, err := Newest()
+	if err != nil {
+		return fmt.Errorf("ledger %s: %w", s.name, err)
 	}
 	if have > known {
 		return fmt.Errorf("ledger %s: its schema is at version %d, %w; this one knows versions up to %d: run that watchdogd (or a later one), or restore the ledger from before the upgrade",
 			s.name, have, ErrNewerSchema, known)
 	}
 	return nil
+}
+
+// Newest is the newest schema version this binary knows: its last
+// migration's, by the number its file name starts with (as goose reads it).
+func Newest() (int64, error) {
+	files, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return 0, fmt.Errorf("migrations: %w", err)
+	}
+	var newest int64
+	for _, f := range files {
+		v, err := strconv.ParseInt(strings.SplitN(path.Base(f), "_", 2)[0], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("migration %s: %w", f, err)
+		}
+		newest = max(newest, v)
+	}
+	return newest, nil
 }
 
 // Close closes the connections.
