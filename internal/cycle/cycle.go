@@ -227,8 +227,8 @@ func ActiveSilences(ctx context.Context, cfg *config.Config, st *ledger.Store, n
 		return nil, err
 	}
 	for _, s := range runtime {
-		m := model.Match{WorkspaceID: s.WorkspaceID, TaskID: s.TaskID, SessionID: s.SessionID, Kind: s.Kind, Identity: s.Identity}
-		out = append(out, policy.Silence{ID: s.ID, Match: m, Until: s.Until, Comment: s.Comment})
+		m := model.Match{WorkspaceID: s.WorkspaceID, TaskID: s.TaskID, SessionID: s.SessionID, Kind: s.Kind}
+		out = append(out, policy.Silence{ID: s.ID, Match: m, Identity: s.Identity, Until: s.Until, Comment: s.Comment})
 	}
 	return out, nil
 }

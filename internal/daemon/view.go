@@ -161,7 +161,7 @@ func episodeOf(e model.Episode, silences []policy.Silence, baseURL string, now t
 		v.Link = scan.TaskLink(baseURL, e.TaskID)
 	}
 	for _, s := range silences {
-		if now.Before(s.Until) && policy.Matches(s.Match, e) {
+		if s.Holds(e, now) {
 			v.Silenced, v.SilencedBy = true, s.ID
 			break
 		}

@@ -106,9 +106,6 @@ type Match struct {
 	TaskID      string `yaml:"task_id"`
 	SessionID   string `yaml:"session_id"`
 	Kind        Kind   `yaml:"kind"`
-	// Identity, never configured, is the episode a click's silence was
-	// made on: it matches that episode too, whatever kind it turns to.
-	Identity string `yaml:"-"`
 }
 
 // QuietHours defer Slack steps inside a daily window.

@@ -3,6 +3,7 @@ package policy
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/scan"
@@ -46,20 +47,24 @@ func TestResolvedQuestionTurnsShadowed(t *testing.T) {
 
 // TestSnoozedQuestionTurnsShadowed: a click's silence (with the episode's
 // identity) defers the episode after its kind changes; a silence of the
-// kind alone does not.
+// kind alone does not, nor one that ran out.
 func TestSnoozedQuestionTurnsShadowed(t *testing.T) {
+	now := time.Date(2026, 12, 3, 4, 0, 0, 0, time.UTC)
 	e := model.Episode{ID: "ep1", Identity: "clarification|s1|turn-1|p1", SessionID: "s1", Kind: model.KindShadowedClarification}
-	m := model.Match{SessionID: "s1", Kind: model.KindUnansweredClarification}
-	if Matches(m, e) {
-		t.Fatal("a silence of the unanswered kind alone matches the shadowed question")
+	s := Silence{Match: model.Match{SessionID: "s1", Kind: model.KindUnansweredClarification}, Until: now.Add(time.Hour)}
+	if s.Holds(e, now) {
+		t.Fatal("a silence of the unanswered kind alone holds the shadowed question")
 	}
-	m.Identity = e.Identity
-	if !Matches(m, e) {
-		t.Fatal("a click's silence on the question does not match it once shadowed")
+	s.Identity = e.Identity
+	if !s.Holds(e, now) {
+		t.Fatal("a click's silence on the question does not hold it once shadowed")
 	}
-	m.Identity = "clarification|s1|turn-1|p2"
-	if Matches(m, e) {
-		t.Fatal("a click's silence on another question matches this one")
+	if s.Holds(e, now.Add(2*time.Hour)) {
+		t.Fatal("a click's silence holds after its end")
+	}
+	s.Identity = "clarification|s1|turn-1|p2"
+	if s.Holds(e, now) {
+		t.Fatal("a click's silence on another question holds this one")
 	}
 }
 

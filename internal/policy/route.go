@@ -18,12 +18,8 @@ func Route(s model.Routing, e model.Episode) (channel, mention string) {
 }
 
 // Matches reports whether a matcher selects an episode; empty fields match
-// anything. A matcher with an identity (a click's silence) also selects
-// the episode of that identity, whatever its kind now.
+// anything.
 func Matches(m model.Match, e model.Episode) bool {
-	if m.Identity != "" && m.Identity == e.Identity {
-		return true
-	}
 	return (m.WorkspaceID == "" || m.WorkspaceID == e.WorkspaceID) &&
 		(m.TaskID == "" || m.TaskID == e.TaskID) &&
 		(m.SessionID == "" || m.SessionID == e.SessionID) &&
@@ -32,10 +28,18 @@ func Matches(m model.Match, e model.Episode) bool {
 
 // Silence is an active mute from the config or the ledger.
 type Silence struct {
-	ID      string
-	Match   model.Match
-	Until   time.Time
-	Comment string
+	ID    string
+	Match model.Match
+	// Identity, set on a click's silence, is the episode clicked: it is
+	// muted too, whatever kind it turns to.
+	Identity string
+	Until    time.Time
+	Comment  string
+}
+
+// Holds says whether the silence mutes episode e at now.
+func (s Silence) Holds(e model.Episode, now time.Time) bool {
+	return now.Before(s.Until) && (Matches(s.Match, e) || s.Identity != "" && s.Identity == e.Identity)
 }
 
 // Deferred says whether a Slack action of episode e waits at now, and why:
@@ -43,7 +47,7 @@ type Silence struct {
 // pending; nothing is dropped.
 func Deferred(e model.Episode, silences []Silence, q *model.QuietHours, now time.Time) (bool, string) {
 	for _, s := range silences {
-		if now.Before(s.Until) && Matches(s.Match, e) {
+		if s.Holds(e, now) {
 			return true, "silenced until " + s.Until.UTC().Format(time.RFC3339)
 		}
 	}
