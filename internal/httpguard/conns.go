@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"time"
 )
 
 // The listener's bounds. Go's HTTP server keeps a goroutine, its stack and
@@ -32,6 +33,11 @@ const (
 	// its request as it connects, so only a flood of more than this many
 	// within that moment sheds one.
 	MaxSilentConns = 256
+	// SilentGrace is how long a connection must have been silent before
+	// it is closed to make room at MaxConns: one accepted a moment ago has
+	// most often sent its request already, not yet read because the
+	// server is busy (a flood reconnecting as fast as it is closed).
+	SilentGrace = 500 * time.Millisecond
 )
 
 // Guard is a listener that bounds its connections, open, idle and
@@ -61,9 +67,9 @@ func New(ln net.Listener, maxOpen, maxIdle, maxSilent int) *Guard {
 
 // Accept accepts, then takes a slot for the new connection, making room
 // at the cap by closing the longest idle connection, or else the longest
-// silent one, or else waiting for one to end or go idle (the connections
-// after it wait in the kernel's backlog meanwhile). Room is made only for
-// a connection that came.
+// silent one once it has been silent for SilentGrace, or else waiting for
+// one to end or go idle (the connections after it wait in the kernel's
+// backlog meanwhile). Room is made only for a connection that came.
 func (g *Guard) Accept() (net.Conn, error) {
 	c, err := g.Listener.Accept()
 	if err != nil {
@@ -77,9 +83,13 @@ func (g *Guard) Accept() (net.Conn, error) {
 			return c, nil
 		}
 		var victim net.Conn
+		var ripe *time.Timer  // the longest silent may be closed
 		if len(g.shed) == 0 { // one making room at a time
 			if victim = g.idle.pop(); victim == nil {
-				victim = g.silent.pop()
+				var wait time.Duration
+				if victim, wait = g.silent.popSilent(SilentGrace); wait > 0 {
+					ripe = time.NewTimer(wait)
+				}
 			}
 			if victim != nil {
 				g.shed[victim] = true
@@ -89,13 +99,28 @@ func (g *Guard) Accept() (net.Conn, error) {
 		if victim != nil {
 			_ = victim.Close() // its end (track) frees the slot
 		}
-		select {
-		case <-g.wake:
-		case <-g.done:
+		if !g.await(ripe) {
 			_ = c.Close()
 			return nil, net.ErrClosed
 		}
 	}
+}
+
+// await waits for a connection to end or go idle, or ripe to fire (if
+// set): false once the listener is closed.
+func (g *Guard) await(ripe *time.Timer) bool {
+	var fired <-chan time.Time
+	if ripe != nil {
+		defer ripe.Stop()
+		fired = ripe.C
+	}
+	select {
+	case <-g.wake:
+	case <-fired:
+	case <-g.done:
+		return false
+	}
+	return true
 }
 
 // Close closes the listener and wakes an Accept waiting for a slot.
@@ -154,15 +179,20 @@ func (g *Guard) signal() {
 // queue is connections in the order they joined it, oldest first (its
 // owner's lock held).
 type queue struct {
-	order *list.List
+	order *list.List // of entry
 	where map[net.Conn]*list.Element
+}
+
+type entry struct {
+	c     net.Conn
+	since time.Time
 }
 
 func newQueue() queue { return queue{order: list.New(), where: map[net.Conn]*list.Element{}} }
 
 // push adds c last and returns how many the queue holds.
 func (q queue) push(c net.Conn) int {
-	q.where[c] = q.order.PushBack(c)
+	q.where[c] = q.order.PushBack(entry{c, time.Now()})
 	return q.order.Len()
 }
 
@@ -180,7 +210,20 @@ func (q queue) pop() net.Conn {
 	if e == nil {
 		return nil
 	}
-	c := q.order.Remove(e).(net.Conn)
+	c := q.order.Remove(e).(entry).c
 	delete(q.where, c)
 	return c
+}
+
+// popSilent takes the oldest out if it joined at least grace ago; else
+// it says how long until it will have (0 when the queue is empty).
+func (q queue) popSilent(grace time.Duration) (net.Conn, time.Duration) {
+	e := q.order.Front()
+	if e == nil {
+		return nil, 0
+	}
+	if wait := grace - time.Since(e.Value.(entry).since); wait > 0 {
+		return nil, wait
+	}
+	return q.pop(), 0
 }

@@ -88,3 +88,32 @@ func TestConnGuardCapSilent(t *testing.T) {
 		t.Error("more than one silent connection closed for one new")
 	}
 }
+
+// TestConnGuardCapSilentGrace: at maxOpen connections, all silent but
+// only for a moment (most often they have sent their request and the
+// server, busy, has not read it yet), a new one waits until the longest
+// silent has been so for SilentGrace, and then gets in by closing it.
+func TestConnGuardCapSilentGrace(t *testing.T) {
+	srv, _ := guardedServer(t, 3, 10, 10, false)
+	var cls []*client
+	for range 3 {
+		cls = append(cls, dialSilent(t, srv))
+	}
+	opened := time.Now()
+	d := dialClient(t, srv)
+	if err := d.send("/"); err != nil {
+		t.Fatal(err)
+	}
+	if cls[0].closedByServer(SilentGrace / 2) {
+		t.Fatalf("a connection silent for less than %s was closed to make room", SilentGrace/2)
+	}
+	if body, err := d.answer(5 * time.Second); err != nil || body != "ok" {
+		t.Fatalf("a new connection at the cap of silent ones: %q %v", body, err)
+	}
+	if took := time.Since(opened); took < SilentGrace {
+		t.Errorf("room made after %s, before the longest silent had been so for %s", took.Round(time.Millisecond), SilentGrace)
+	}
+	if !cls[0].closedByServer(5 * time.Second) {
+		t.Error("the longest silent connection was not closed to make room")
+	}
+}
