@@ -162,6 +162,7 @@ var allMetrics = []string{
 	"watchdogd_actions_total", "watchdogd_action_delivery_seconds", "watchdogd_slack_rate_limited_total", "watchdogd_malformed_metadata_rows",
 	"watchdogd_leader", "watchdogd_config_last_reload_successful", "watchdogd_config_last_reload_success_timestamp_seconds",
 	"watchdogd_last_successful_cycle_timestamp_seconds", "watchdogd_unparseable_timestamps", "watchdogd_alertmanager_resends_total", "watchdogd_slack_interactions_total",
+	"watchdogd_slack_requests_shed_total",
 }
 
 // TestDaemon: started against a kandev-shaped database, the binary answers

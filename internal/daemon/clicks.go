@@ -138,7 +138,7 @@ func (d *daemon) receiveClicks(work context.Context, cfg *config.Config) (shutdo
 			}
 			return s
 		}
-		return (&interact.HTTP{Handler: h, Secret: secret, Now: time.Now}).Listen(in.Listen)
+		return (&interact.HTTP{Handler: h, Secret: secret, Now: time.Now, Shed: d.m.SlackRequestsShed.Inc}).Listen(in.Listen)
 	}
 	token, err := app.Secret(d.opts.Getenv, "WATCHDOGD_SLACK_APP_TOKEN", in.AppTokenFile)
 	if err == nil && token == "" {

@@ -27,9 +27,10 @@ type Event struct {
 // another app's, a link button's, a form closed.
 var ErrNotOurs = fmt.Errorf("not a watchdogd button or form")
 
-// maxPayload bounds what is read of one interaction: Slack's are a few
-// KiB; a message's blocks come with it.
-const maxPayload = 256 << 10
+// maxPayload bounds what is read of one interaction: a click carries the
+// message clicked, and an HTTP request's body, which holds the payload,
+// is bounded at what the largest message needs (MaxBody).
+const maxPayload = MaxBody
 
 // Parse reads an interaction payload (Slack's JSON, as the HTTP mode's
 // payload form field or a Socket Mode envelope carries it).

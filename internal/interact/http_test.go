@@ -15,16 +15,16 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/watchdogd/watchdogd/internal/config"
-	"github.com/watchdogd/watchdogd/internal/httpguard"
 	"github.com/watchdogd/watchdogd/internal/interact"
 	"github.com/watchdogd/watchdogd/internal/testport"
 )
 
 // TestListenBoundsConnections: the HTTP mode's own listener is reachable
 // by whoever reaches Slack's side of it, so 300 connections that never
-// send a byte cost it no more than its bound of silent ones (the oldest
-// are closed at once, where the server alone would hold each for 10 s),
-// and a signed request on a new connection is still answered.
+// send a byte cost it no more than its bound of connections (the oldest
+// are closed to make room once silent for httpguard.SilentGrace, where
+// the server alone would hold each for its header timeout), and a signed
+// request on a new connection is still answered.
 func TestListenBoundsConnections(t *testing.T) {
 	const conns = 300
 	port, err := testport.Free()
@@ -55,8 +55,8 @@ func TestListenBoundsConnections(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if n := int(closed.Load()); n < conns-httpguard.MaxSilentConns {
-		t.Errorf("the server closed %d of %d silent connections within 3 s, want at least %d (it keeps %d)", n, conns, conns-httpguard.MaxSilentConns, httpguard.MaxSilentConns)
+	if n := int(closed.Load()); n < conns-interact.MaxSilentConns {
+		t.Errorf("the server closed %d of %d silent connections within 3 s, want at least %d (it keeps %d)", n, conns, conns-interact.MaxSilentConns, interact.MaxSilentConns)
 	}
 	body := []byte("payload=%7B%22type%22%3A%22block_actions%22%7D")
 	req, err := http.NewRequest(http.MethodPost, "http://"+addr+interact.Path, bytes.NewReader(body))

@@ -27,21 +27,41 @@ const MaxSkew = 5 * time.Minute
 // ErrUnsigned is why a request is refused with 401.
 var ErrUnsigned = errors.New("not signed by Slack with the signing secret, or signed more than 5 minutes from now")
 
-// Verify checks Slack's signature of an HTTP request: X-Slack-Signature is
-// v0= and the hex HMAC-SHA256, under the signing secret, of
-// "v0:<X-Slack-Request-Timestamp>:<body>", and the timestamp is within
-// MaxSkew of now. The compare takes constant time.
-func Verify(secret config.Secret, h http.Header, body []byte, now time.Time) error {
-	ts := h.Get("X-Slack-Request-Timestamp")
-	sec, err := strconv.ParseInt(ts, 10, 64)
+// Precheck is what can be told of a request's signature from its headers
+// alone, before its body is read: a signing secret is configured,
+// X-Slack-Request-Timestamp is within MaxSkew of now, and
+// X-Slack-Signature is a v0 signature ("v0=" and 64 hex digits). Anyone
+// can send a request; what is refused here costs none of its body.
+func Precheck(secret config.Secret, h http.Header, now time.Time) error {
+	sec, err := strconv.ParseInt(h.Get("X-Slack-Request-Timestamp"), 10, 64)
 	if err != nil || secret == "" {
 		return ErrUnsigned
 	}
 	if d := now.Sub(time.Unix(sec, 0)); d > MaxSkew || d < -MaxSkew {
 		return ErrUnsigned
 	}
+	sig := h.Get("X-Slack-Signature")
+	if len(sig) != len("v0=")+2*sha256.Size || sig[:3] != "v0=" {
+		return ErrUnsigned
+	}
+	for _, c := range sig[3:] {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return ErrUnsigned
+		}
+	}
+	return nil
+}
+
+// Verify checks Slack's signature of an HTTP request: it passes Precheck,
+// and X-Slack-Signature is the hex HMAC-SHA256, under the signing secret,
+// of "v0:<X-Slack-Request-Timestamp>:<body>". The compare takes constant
+// time.
+func Verify(secret config.Secret, h http.Header, body []byte, now time.Time) error {
+	if err := Precheck(secret, h, now); err != nil {
+		return err
+	}
 	mac := hmac.New(sha256.New, []byte(secret.Reveal()))
-	mac.Write([]byte("v0:" + ts + ":"))
+	mac.Write([]byte("v0:" + h.Get("X-Slack-Request-Timestamp") + ":"))
 	mac.Write(body)
 	want := "v0=" + hex.EncodeToString(mac.Sum(nil))
 	if !hmac.Equal([]byte(want), []byte(h.Get("X-Slack-Signature"))) {

@@ -38,6 +38,10 @@ type Metrics struct {
 	// SlackInteractions counts clicks received from Slack by result
 	// (InteractionResults).
 	SlackInteractions *prometheus.CounterVec
+	// SlackRequestsShed counts requests to the HTTP mode's endpoint
+	// answered 503 unread: no turn to be read came within its time, or its
+	// body was too slow while others waited (a flood).
+	SlackRequestsShed prometheus.Counter
 	MalformedMetadata prometheus.Gauge
 	// UnparseableTimestamps counts values, not rows, as the snapshot
 	// lists them: those in no shape kandev writes and those too far in
@@ -81,7 +85,9 @@ func New(reg prometheus.Registerer, version string) *Metrics {
 		AlertResends: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "alertmanager_resends_total",
 			Help: "Resends of every open episode's alert to Alertmanager (each alertmanager.resend_interval, on the leader), by result (success or error)."}, []string{"result"}),
 		SlackInteractions: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "slack_interactions_total",
-			Help: "Clicks and forms received from Slack, by result: accepted (saved to deliver), refused (not allowed, or no longer fits; the person is told), unauthorized (a bad or stale signature: 401), malformed, failed (not saved: Slack retries)."}, []string{"result"}),
+			Help: "Clicks and forms received from Slack, by result: accepted (saved to deliver), refused (not allowed, or no longer fits; the person is told), unauthorized (a bad or stale signature: 401), malformed (a body too large, too slow or unreadable, or not a click), failed (not saved: Slack retries)."}, []string{"result"}),
+		SlackRequestsShed: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "slack_requests_shed_total",
+			Help: "Requests to the Slack endpoint (slack.interactivity mode http) answered 503 unread: more bodies were being read at once than it reads, and the request's turn did not come within 3 s, or its body kept arriving for more than 100 ms while others waited. A flood; a click shed with it failed in Slack."}),
 		MalformedMetadata: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "malformed_metadata_rows",
 			Help: "Rows of kandev's tables kandev itself cannot read (metadata it cannot parse, or a NULL id), in the last scan."}),
 		UnparseableTimestamps: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "unparseable_timestamps",
@@ -94,7 +100,7 @@ func New(reg prometheus.Registerer, version string) *Metrics {
 			Help: "Unix time of the last successful configuration load."}),
 	}
 	reg.MustRegister(m.BuildInfo, m.Scans, m.ScanDuration, m.LastSuccessfulScan, m.LastSuccessfulCycle, m.SessionsScanned, m.Findings,
-		m.OldestFindingAge, m.EpisodesOpen, m.EpisodesUntold, m.Actions, m.ActionDelivery, m.SlackRateLimited, m.AlertResends, m.SlackInteractions, m.MalformedMetadata,
+		m.OldestFindingAge, m.EpisodesOpen, m.EpisodesUntold, m.Actions, m.ActionDelivery, m.SlackRateLimited, m.AlertResends, m.SlackInteractions, m.SlackRequestsShed, m.MalformedMetadata,
 		m.UnparseableTimestamps, m.Leader, m.ReloadSuccess, m.ReloadTimestamp)
 	m.BuildInfo.WithLabelValues(version, Revision(debug.ReadBuildInfo), runtime.Version()).Set(1)
 	m.precreate()
