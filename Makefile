@@ -164,8 +164,17 @@ test-faults: $(BIN)/alertmanager
 soak:
 	$(MAKE) test-faults OUTAGE=2m SOAK=10m KILLS=100 FAULTS_TIMEOUT=90m
 
+## demo: builds bin/watchdogd (from a cold Go cache its first build
+## compiles every dependency, minutes on 2 cores), then a kandev-shaped demo
+## database, and shows what watchdogd finds in it and would send. It says so
+## before the build starts. KEEP=DIR keeps the database in DIR with a
+## config that runs the daemon on it (watchdogd demo --keep DIR).
+KEEP ?=
 demo:
-	$(GO) run ./cmd/watchdogd demo --config config/demo.yaml
+	@echo "make demo: building bin/watchdogd (the first build compiles every dependency: a few minutes on a cold cache),"
+	@echo "then a demo kandev database $(if $(KEEP),kept in $(KEEP),in a temporary directory) and one cycle over it."
+	@$(MAKE) --no-print-directory build
+	$(BIN)/watchdogd demo --config config/demo.yaml $(if $(KEEP),--keep '$(KEEP)')
 
 lint: $(BIN)/golangci-lint
 	$(GO) vet ./...
