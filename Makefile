@@ -98,16 +98,17 @@ image: build
 ## through hack/imagetest: version, demo, check-config (a time zone: tzdata
 ## is embedded), a TLS call to a loopback stand-in trusted only through a
 ## mounted CA, the daemon turning ready on the demo database, SIGTERM exit
-## 0. Its containers are removed by name before and after, whatever happens.
+## 0; then the README's container lines as printed. Its containers are
+## removed by name before and after, whatever happens.
 IMAGE_TEST_NAME ?= watchdogd-image-test
-IMAGE_TEST_CONTAINERS := $(addprefix $(IMAGE_TEST_NAME)-,version shell demo check untrusted run)
+IMAGE_TEST_CONTAINERS := $(addprefix $(IMAGE_TEST_NAME)-,version shell demo check untrusted run readme-a readme-b readme-c)
 # Explicit limits: podman's defaults come from the host, which may be
 # unlimited and more than runc may set in a container here.
 IMAGE_RUN_FLAGS ?= --ulimit nofile=1024:1024 --ulimit nproc=1024:1024
 test-image: image
 	@cleanup() { for c in $(IMAGE_TEST_CONTAINERS); do $(ENGINE_CMD) rm -f $$c >/dev/null 2>&1 || true; done; }; \
 	cleanup; trap cleanup EXIT; trap 'exit 130' INT; trap 'exit 143' TERM; \
-	$(GO) test -count=1 -tags image -timeout 10m -v -run '^TestImage$$' ./hack/imagetest -args \
+	$(GO) test -count=1 -tags image -timeout 10m -v -run '^(TestImage|TestREADMEContainerLines)$$' ./hack/imagetest -args \
 	  -engine '$(ENGINE_CMD)' -run-flags '$(IMAGE_RUN_FLAGS)' -image '$(IMAGE)' -name '$(IMAGE_TEST_NAME)' \
 	  -version '$(VERSION)'
 
