@@ -193,14 +193,18 @@ bench: build
 bench-quick: build
 	$(GO) run ./cmd/watchdogd-bench -sizes small -runs 5
 
-## chart: helm lint, helm template (default, sidecar and the other ci/
-## values), kubeconform against schemas generated offline, the rendered
+## chart: helm lint, helm template (default, sidecar, splice and the other
+## ci/ values), kubeconform against schemas generated offline, the rendered
 ## config through check-config, values.schema.json's refusals, the alerts
-## through promtool's rule checks and unit tests, and the dashboard's and
-## alerts' queries against the metrics watchdogd exports.
+## through promtool's rule checks and unit tests, the dashboard's and
+## alerts' queries against the metrics watchdogd exports, the splice patch
+## applied to a kandev-shaped Deployment (hack/splicecheck, a module of its
+## own: Kubernetes' strategic merge without Kubernetes in go.mod), NOTES.txt
+## and helm package.
 chart: build $(CHART_TOOLS)
 	$(GO) build -o $(BIN)/promcheck ./hack/promcheck
-	hack/chart-check.sh $(BIN)/helm $(BIN)/kubeconform $(SCHEMAS) $(BIN)/watchdogd $(BIN)/promtool $(BIN)/promcheck
+	cd hack/splicecheck && $(GO) test -count=1 . && $(GO) build -o $(BIN)/splicecheck .
+	hack/chart-check.sh $(BIN)/helm $(BIN)/kubeconform $(SCHEMAS) $(BIN)/watchdogd $(BIN)/promtool $(BIN)/promcheck $(BIN)/splicecheck
 
 chart-tools:
 	@nice -n 19 $(MAKE) --no-print-directory $(CHART_TOOLS)
