@@ -98,16 +98,17 @@ image: build
 ## through hack/imagetest: version, demo, check-config (a time zone: tzdata
 ## is embedded), a TLS call to a loopback stand-in trusted only through a
 ## mounted CA, the daemon turning ready on the demo database, SIGTERM exit
-## 0. Its containers are removed by name before and after, whatever happens.
+## 0; then the README's container lines as printed. Its containers are
+## removed by name before and after, whatever happens.
 IMAGE_TEST_NAME ?= watchdogd-image-test
-IMAGE_TEST_CONTAINERS := $(addprefix $(IMAGE_TEST_NAME)-,version shell demo check untrusted run)
+IMAGE_TEST_CONTAINERS := $(addprefix $(IMAGE_TEST_NAME)-,version shell demo check untrusted run readme-a readme-b readme-c)
 # Explicit limits: podman's defaults come from the host, which may be
 # unlimited and more than runc may set in a container here.
 IMAGE_RUN_FLAGS ?= --ulimit nofile=1024:1024 --ulimit nproc=1024:1024
 test-image: image
 	@cleanup() { for c in $(IMAGE_TEST_CONTAINERS); do $(ENGINE_CMD) rm -f $$c >/dev/null 2>&1 || true; done; }; \
 	cleanup; trap cleanup EXIT; trap 'exit 130' INT; trap 'exit 143' TERM; \
-	$(GO) test -count=1 -tags image -timeout 10m -v -run '^TestImage$$' ./hack/imagetest -args \
+	$(GO) test -count=1 -tags image -timeout 10m -v -run '^(TestImage|TestREADMEContainerLines)$$' ./hack/imagetest -args \
 	  -engine '$(ENGINE_CMD)' -run-flags '$(IMAGE_RUN_FLAGS)' -image '$(IMAGE)' -name '$(IMAGE_TEST_NAME)' \
 	  -version '$(VERSION)'
 
@@ -164,8 +165,17 @@ test-faults: $(BIN)/alertmanager
 soak:
 	$(MAKE) test-faults OUTAGE=2m SOAK=10m KILLS=100 FAULTS_TIMEOUT=90m
 
+## demo: builds bin/watchdogd (from a cold Go cache its first build
+## compiles every dependency, minutes on 2 cores), then a kandev-shaped demo
+## database, and shows what watchdogd finds in it and would send. It says so
+## before the build starts. KEEP=DIR keeps the database in DIR with a
+## config that runs the daemon on it (watchdogd demo --keep DIR).
+KEEP ?=
 demo:
-	$(GO) run ./cmd/watchdogd demo --config config/demo.yaml
+	@echo "make demo: building bin/watchdogd (the first build compiles every dependency: a few minutes on a cold cache),"
+	@echo "then a demo kandev database $(if $(KEEP),kept in $(KEEP),in a temporary directory) and one cycle over it."
+	@$(MAKE) --no-print-directory build
+	$(BIN)/watchdogd demo --config config/demo.yaml $(if $(KEEP),--keep '$(KEEP)')
 
 lint: $(BIN)/golangci-lint
 	$(GO) vet ./...
@@ -183,14 +193,18 @@ bench: build
 bench-quick: build
 	$(GO) run ./cmd/watchdogd-bench -sizes small -runs 5
 
-## chart: helm lint, helm template (default, sidecar and the other ci/
-## values), kubeconform against schemas generated offline, the rendered
+## chart: helm lint, helm template (default, sidecar, splice and the other
+## ci/ values), kubeconform against schemas generated offline, the rendered
 ## config through check-config, values.schema.json's refusals, the alerts
-## through promtool's rule checks and unit tests, and the dashboard's and
-## alerts' queries against the metrics watchdogd exports.
+## through promtool's rule checks and unit tests, the dashboard's and
+## alerts' queries against the metrics watchdogd exports, the splice patch
+## applied to a kandev-shaped Deployment (hack/splicecheck, a module of its
+## own: Kubernetes' strategic merge without Kubernetes in go.mod), NOTES.txt
+## and helm package.
 chart: build $(CHART_TOOLS)
 	$(GO) build -o $(BIN)/promcheck ./hack/promcheck
-	hack/chart-check.sh $(BIN)/helm $(BIN)/kubeconform $(SCHEMAS) $(BIN)/watchdogd $(BIN)/promtool $(BIN)/promcheck
+	cd hack/splicecheck && $(GO) test -count=1 . && $(GO) build -o $(BIN)/splicecheck .
+	hack/chart-check.sh $(BIN)/helm $(BIN)/kubeconform $(SCHEMAS) $(BIN)/watchdogd $(BIN)/promtool $(BIN)/promcheck $(BIN)/splicecheck
 
 chart-tools:
 	@nice -n 19 $(MAKE) --no-print-directory $(CHART_TOOLS)

@@ -5,9 +5,10 @@
 # values.schema.json refuses what it must, check and unit-test the alerts
 # with promtool, decode the dashboard strictly against Grafana's schema, and
 # check the dashboard's and alerts' queries against the metrics watchdogd
-# exports. Offline; no cluster.
+# exports, splice watchdogd into a kandev-shaped Deployment as kubectl
+# patch would, and package the chart. Offline; no cluster.
 set -euo pipefail
-helm=$1 kubeconform=$2 schemas=$3 watchdogd=$4 promtool=$5 promcheck=$6
+helm=$1 kubeconform=$2 schemas=$3 watchdogd=$4 promtool=$5 promcheck=$6 splicecheck=$7
 chart=deploy/helm/watchdogd
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
@@ -121,6 +122,63 @@ for name in default interactivity-values sidecar-values; do
   fi
 done
 
+# Splice mode installs watchdogd's ConfigMap, Secret, Service and
+# monitors, and no workload, ServiceAccount, volume claim or
+# NetworkPolicy of its own: the pod is kandev's. The Service and the
+# PodMonitor select the label the patch gives kandev's pod, on the port
+# named watchdogd.
+splice=$out/splice-values.yaml
+for kind in Deployment ServiceAccount PersistentVolumeClaim NetworkPolicy; do
+  if grep -q "^kind: $kind$" "$splice"; then echo "splice-values: the chart renders a $kind of its own" >&2; exit 1; fi
+done
+doc Service "$splice" | grep -q 'watchdogd/instance: watchdogd' && doc Service "$splice" | grep -q 'targetPort: watchdogd' ||
+  { echo "splice-values: the Service does not select the patched pod's port watchdogd" >&2; exit 1; }
+doc PodMonitor "$splice" | grep -q 'watchdogd/instance: watchdogd' && doc PodMonitor "$splice" | grep -q -- '- port: watchdogd' ||
+  { echo "splice-values: the PodMonitor does not select the patched pod's port watchdogd" >&2; exit 1; }
+# splice.renderPatch renders the patch alone; applied to a kandev-shaped
+# Deployment with Kubernetes' strategic merge (kubectl patch's), it keeps
+# all of kandev's pod and adds watchdogd (hack/splicecheck), and the
+# result is a valid Deployment.
+"$helm" template watchdogd "$chart" --namespace kandev --kube-version 1.34.0 -f "$chart/ci/splice-values.yaml" \
+  --set splice.renderPatch=true > "$out/splice-patch.yaml"
+[ "$(grep -c '^kind: ' "$out/splice-patch.yaml")" = 1 ] && grep -q '^kind: Deployment$' "$out/splice-patch.yaml" ||
+  { echo "splice.renderPatch: the render is not the one Deployment patch" >&2; exit 1; }
+"$splicecheck" -deployment deploy/helm/testdata/kandev-deployment.yaml -patch "$out/splice-patch.yaml" -out "$out/spliced.yaml"
+"$kubeconform" -strict -summary -schema-location "$schemas/{{.ResourceKind}}{{.KindSuffix}}.json" "$out/spliced.yaml"
+# The values' liveness probe replaced the chart's whole.
+awk '/^ *livenessProbe:/ {on = 1; next} on && /^ *[a-zA-Z]+Probe:|^ *volumeMounts:/ {on = 0} on' "$out/spliced.yaml" > "$out/spliced-liveness.txt"
+grep -q 'periodSeconds: 30' "$out/spliced-liveness.txt" && grep -q 'failureThreshold: 10' "$out/spliced-liveness.txt" &&
+  ! grep -q 'scheme:' "$out/spliced-liveness.txt" ||
+  { cat "$out/spliced-liveness.txt"; echo "splice-values: probes.liveness did not replace the chart's probe whole" >&2; exit 1; }
+
+# Probes are overridable as whole blocks: a readiness probe given as a
+# tcpSocket replaces the chart's /readyz.
+"$helm" template watchdogd "$chart" --namespace kandev --kube-version 1.34.0 --show-only templates/deployment.yaml \
+  --set-json 'probes.readiness={"tcpSocket":{"port":"http"},"periodSeconds":5}' > "$out/probe.yaml"
+"$kubeconform" -strict -schema-location "$schemas/{{.ResourceKind}}{{.KindSuffix}}.json" "$out/probe.yaml"
+sed -n '/readinessProbe:/,/volumeMounts:/p' "$out/probe.yaml" | tr -s ' \n' ' ' |
+  grep -q 'readinessProbe: periodSeconds: 5 tcpSocket: port: http volumeMounts:' ||
+  { echo "probes.readiness did not replace the chart's readiness probe" >&2; exit 1; }
+
+# NOTES.txt (helm install prints it; helm template renders none, so it is
+# rendered here as a YAML string of a copy of the chart): which namespaces
+# can scrape and how to add one, and in splice mode how to apply the patch.
+cp -r "$chart" "$out/notes-chart"
+{ echo 'notes: |'; sed 's/^/  /' "$chart/templates/NOTES.txt"; } > "$out/notes-chart/templates/notes.yaml"
+notes() { "$helm" template watchdogd "$out/notes-chart" --namespace kandev --kube-version 1.34.0 --show-only templates/notes.yaml "$@"; }
+notes > "$out/notes-default.txt"
+for want in 'the NetworkPolicy admits only' '- every pod in the namespace monitoring' 'A Prometheus anywhere else times out' \
+  '"kubernetes.io/metadata.name":"monitoring"}}},{"namespaceSelector":{"matchLabels":{"kubernetes.io/metadata.name":"NAMESPACE"}}}]'; do
+  grep -qF -- "$want" "$out/notes-default.txt" || { cat "$out/notes-default.txt"; echo "NOTES.txt lacks '$want'" >&2; exit 1; }
+done
+notes --set-json 'networkPolicy.ingressFrom=[{"podSelector":{}},{"ipBlock":{"cidr":"10.0.0.0/8"}}]' > "$out/notes-peers.txt"
+grep -qF -- '- every pod in the namespace kandev' "$out/notes-peers.txt" && grep -qF -- '- addresses in 10.0.0.0/8' "$out/notes-peers.txt" ||
+  { cat "$out/notes-peers.txt"; echo "NOTES.txt does not name the peers" >&2; exit 1; }
+notes -f "$chart/ci/splice-values.yaml" > "$out/notes-splice.txt"
+grep -qF -- '--set splice.renderPatch=true' "$out/notes-splice.txt" && grep -qF -- 'patch deployment kandev --type strategic' "$out/notes-splice.txt" &&
+  ! grep -q 'NetworkPolicy' "$out/notes-splice.txt" ||
+  { cat "$out/notes-splice.txt"; echo "NOTES.txt in splice mode does not say how to apply the patch" >&2; exit 1; }
+
 # The render refuses values whose Slack listener the Service could not
 # reach, with the message each file's "# want:" line names.
 for bad in deploy/helm/testdata/bad-render/*.yaml; do
@@ -157,4 +215,12 @@ done
 # dashboard's queries parse as PromQL.
 "$promcheck" -dashboard "$chart/dashboards/watchdogd.json" -rules "$out/rules.yaml" -out "$out/dashboard-rules.yaml"
 "$promtool" check rules "$out/dashboard-rules.yaml"
+
+# The package the release pushes to oci://ghcr.io/watchdogd/charts holds
+# the whole chart: it renders exactly as the directory does.
+version=$(awk '$1 == "version:" {print $2}' "$chart/Chart.yaml")
+"$helm" package "$chart" --destination "$out/package"
+[ -s "$out/package/watchdogd-$version.tgz" ] || { echo "helm package made no watchdogd-$version.tgz" >&2; exit 1; }
+"$helm" template watchdogd "$out/package/watchdogd-$version.tgz" --namespace kandev --kube-version 1.34.0 > "$out/packaged.yaml"
+diff -u "$out/default.yaml" "$out/packaged.yaml" || { echo "the packaged chart renders otherwise than the directory" >&2; exit 1; }
 echo "chart: OK"

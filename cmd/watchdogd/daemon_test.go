@@ -183,7 +183,8 @@ func TestDaemon(t *testing.T) {
 		}
 	}
 	checkBuildInfo(t, metrics)
-	for _, zero := range []string{`watchdogd_actions_total{action="nudge",result="failed"} 0`, `watchdogd_findings{kind="stalled_turn"} 1`, "watchdogd_leader 1"} {
+	for _, zero := range []string{`watchdogd_actions_total{action="nudge",result="failed"} 0`, `watchdogd_findings{kind="stalled_turn"} 1`, "watchdogd_leader 1",
+		`watchdogd_slack_rate_limited_total{reason="429"} 0`, `watchdogd_slack_rate_limited_total{reason="budget"} 0`} {
 		if !strings.Contains(metrics, zero) {
 			t.Errorf("/metrics lacks %q", zero)
 		}

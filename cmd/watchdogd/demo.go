@@ -26,15 +26,24 @@ import (
 // demoCmd is `watchdogd demo`: it builds a kandev-shaped SQLite database in a temporary directory
 // holding one session per finding kind plus healthy ones, runs one cycle with
 // the console notifier standing in for Slack and kandev, and prints the
-// report and what watchdogd would send.
+// report and what watchdogd would send. With --keep DIR the database stays
+// in DIR beside a config that runs the daemon on it (keepDemo); the
+// demo's own ledger is always temporary, so that the daemon's first cycle
+// opens every episode afresh.
 func (c *demoCmd) run(ctx context.Context, e proc) error {
 	dir, err := os.MkdirTemp("", "watchdogd-demo-")
 	if err != nil {
 		return err
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
+	dbDir := dir
+	if c.keep != "" {
+		if dbDir, err = keepDir(c.keep); err != nil {
+			return err
+		}
+	}
 	now := e.now()
-	kandevURL, err := demoDatabase(ctx, filepath.Join(dir, "kandev.db"), now)
+	kandevURL, err := demoDatabase(ctx, filepath.Join(dbDir, "kandev.db"), now)
 	if err != nil {
 		return err
 	}
@@ -78,7 +87,13 @@ func (c *demoCmd) run(ctx context.Context, e proc) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "Demo kandev database with %d active sessions (removed on exit).\n\n", len(res.Report.Sessions))
+	if c.output == "table" {
+		where := "removed on exit"
+		if c.keep != "" {
+			where = "kept in " + dbDir
+		}
+		fmt.Fprintf(e.stdout, "Demo kandev database with %d active sessions (%s).\n\n", len(res.Report.Sessions), where)
+	}
 	if err := printReport(e.stdout, c.output, res.Report); err != nil {
 		return err
 	}
@@ -86,17 +101,21 @@ func (c *demoCmd) run(ctx context.Context, e proc) error {
 		fmt.Fprintf(e.stdout, "\nWhat watchdogd would send on its first cycle (%d episodes opened):\n\n%s", len(res.Plan.Open), sent.String())
 	}
 	_ = log.Sync()
+	if c.keep != "" {
+		return keepDemo(e, c.keep, dbDir, c.output == "table")
+	}
 	return nil
 }
 
 type demoCmd struct {
 	noArgs
-	config, output string
+	config, output, keep string
 }
 
 func (c *demoCmd) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.config, "config", "", "config file (YAML)")
 	fs.StringVar(&c.output, "output", "table", "table or json")
+	fs.StringVar(&c.keep, "keep", "", "keep the demo database in this directory, with a watchdogd.yaml that runs the daemon on it")
 }
 
 // demoDatabase writes the demo's kandev database at path, its clock at now,

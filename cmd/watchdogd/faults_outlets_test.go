@@ -206,7 +206,7 @@ policy:
 
 // TestFaultWebhookSIGKILL: the daemon is SIGKILLed again and again while
 // a slow webhook receiver is answering. Every due step and every resolve
-// arrives, signed (the receiver verifies with its own code); none is lost;
+// arrives, signed (the receiver verifies with the Standard Webhooks library); none is lost;
 // a delivery cut by a kill is sent again with the same key.
 func TestFaultWebhookSIGKILL(t *testing.T) {
 	rcv := webhooktest.Start(t, hookSecret)

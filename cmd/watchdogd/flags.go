@@ -20,7 +20,7 @@ Commands:
   silence add|list|query|expire     mute matching episodes on the ledger (like amtool)
   episodes list|show|resolve|retry  list episodes, show one, force-resolve one, or retry failed sends
   notify-test                       post one test message through the configured Slack route
-  demo                              run one cycle on a built-in demo database and show what would be sent
+  demo                              run one cycle on a built-in demo database and show what would be sent (--keep DIR: keep it, with a config to run on)
   version                           print the version (also --version)
 
 Run "watchdogd <command> -h" for a command's flags.

@@ -32,9 +32,12 @@ func TestCheckConfigGolden(t *testing.T) {
 			t.Errorf("check-config %s: exit %d\n got %q\nwant %q", file, r.code, strings.TrimSpace(r.stdout), want)
 		}
 	}
-	r := watchdogd(t, []string{"WATCHDOGD_SLACK_TOKEN="}, "check-config", "../../config/watchdogd.yaml", "../../config/demo.yaml")
-	if r.code != 0 || strings.Count(r.stdout, "SUCCESS: ") != 2 {
-		t.Fatalf("shipped configs: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	// The defaults, the demo's config and every example pass.
+	examples, _ := filepath.Glob("../../config/examples/*.yaml")
+	shipped := append([]string{"../../config/watchdogd.yaml", "../../config/demo.yaml"}, examples...)
+	r := watchdogd(t, []string{"WATCHDOGD_SLACK_TOKEN="}, append([]string{"check-config"}, shipped...)...)
+	if len(examples) < 6 || r.code != 0 || strings.Count(r.stdout, "SUCCESS: ") != len(shipped) || strings.Contains(r.stdout, "FAILED") {
+		t.Fatalf("shipped configs (%d examples): exit %d\n%s%s", len(examples), r.code, r.stdout, r.stderr)
 	}
 	// Several files: each reported, exit 1 on any failure.
 	r = watchdogd(t, nil, "check-config", "../../config/demo.yaml", filepath.Join(dir, "testdata/bad-rule.yaml"))

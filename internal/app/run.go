@@ -136,7 +136,7 @@ func Outlets(cfg *config.Config, s *slack.Outlet, n *nudge.Outlet) (deliver.Regi
 func SlackOutlet(cfg *config.Config, client *slack.Client, m *metrics.Metrics) *slack.Outlet {
 	s := &slack.Outlet{Client: client, Budget: func() int { return cfg.Slack.MaxMessagesPerCycle }, Interactive: cfg.Slack.Interactivity != nil}
 	if m != nil {
-		s.RateLimited = m.SlackRateLimited.Inc
+		s.RateLimited = m.SlackLimited
 	}
 	return s
 }

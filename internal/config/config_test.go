@@ -106,7 +106,8 @@ func TestDefaults(t *testing.T) {
 	}
 }
 
-// TestShippedConfigs: the documented example and the demo config load.
+// TestShippedConfigs: the defaults file, the demo config and every example
+// in config/examples load.
 func TestShippedConfigs(t *testing.T) {
 	env := func(k string) string {
 		if k == "WATCHDOGD_SLACK_TOKEN" {
@@ -114,16 +115,21 @@ func TestShippedConfigs(t *testing.T) {
 		}
 		return ""
 	}
-	for _, f := range []string{"../../config/watchdogd.yaml", "../../config/demo.yaml"} {
+	examples, _ := filepath.Glob("../../config/examples/*.yaml")
+	if len(examples) < 6 {
+		t.Fatalf("%d files in config/examples", len(examples))
+	}
+	for _, f := range append([]string{"../../config/watchdogd.yaml", "../../config/demo.yaml"}, examples...) {
 		if _, err := Load(f, env); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
 }
 
-// TestShippedConfigsOptionalBlocks: the example's commented-out blocks
-// (alertmanager:, webhooks:) load too once uncommented, so the example
-// documents keys that exist and values that pass.
+// TestShippedConfigsOptionalBlocks: the defaults file's commented-out
+// blocks (slack:, alertmanager:, webhooks:, silences:, quiet_hours:) load
+// too once uncommented, so the file documents keys that exist and values
+// that pass.
 func TestShippedConfigsOptionalBlocks(t *testing.T) {
 	b, err := os.ReadFile("../../config/watchdogd.yaml")
 	if err != nil {
@@ -133,7 +139,7 @@ func TestShippedConfigsOptionalBlocks(t *testing.T) {
 	inBlock, blocks := false, 0
 	for _, line := range strings.Split(string(b), "\n") {
 		switch {
-		case line == "# alertmanager:" || line == "# webhooks:":
+		case line == "# slack:" || line == "# alertmanager:" || line == "# webhooks:" || line == "# silences:" || line == "# quiet_hours:":
 			inBlock, blocks = true, blocks+1
 			line = line[2:]
 		case inBlock && strings.HasPrefix(line, "#   "):
@@ -143,8 +149,8 @@ func TestShippedConfigsOptionalBlocks(t *testing.T) {
 		}
 		out = append(out, line)
 	}
-	if blocks != 2 {
-		t.Fatalf("found %d commented blocks, want alertmanager: and webhooks:", blocks)
+	if blocks != 5 {
+		t.Fatalf("found %d commented blocks, want slack:, alertmanager:, webhooks:, silences: and quiet_hours:", blocks)
 	}
 	c, err := Parse("watchdogd.yaml", []byte(strings.Join(out, "\n")), func(k string) string { return map[string]string{"WATCHDOGD_SLACK_TOKEN": "x"}[k] })
 	if err != nil {
@@ -152,6 +158,9 @@ func TestShippedConfigsOptionalBlocks(t *testing.T) {
 	}
 	if c.Alertmanager == nil || len(c.Webhooks) != 1 || c.Alertmanager.HTTPConfig.BasicAuth == nil {
 		t.Errorf("alertmanager %+v, webhooks %+v", c.Alertmanager, c.Webhooks)
+	}
+	if c.Slack == nil || len(c.Slack.Routes) != 1 || c.Slack.Interactivity == nil || len(c.Silences) != 1 || c.QuietHours == nil {
+		t.Errorf("slack %+v, silences %+v, quiet hours %+v", c.Slack, c.Silences, c.QuietHours)
 	}
 }
 

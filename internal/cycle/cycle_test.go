@@ -97,7 +97,7 @@ func connect(c *Cycle, client *slack.Client, k nudge.Kandev) {
 	var s *slack.Outlet
 	if client != nil {
 		s = &slack.Outlet{Client: client, Budget: func() int { return c.Config.Slack.MaxMessagesPerCycle },
-			RateLimited: c.Metrics.SlackRateLimited.Inc}
+			RateLimited: c.Metrics.SlackLimited}
 	}
 	n := &nudge.Outlet{Kandev: k, Current: c.Current, Read: c.ReadTask}
 	c.Outlets = outlets.Register(outlets.Set{Slack: s, Nudge: n, Log: &logline.Outlet{}})
@@ -268,12 +268,41 @@ func TestPerCycleBudget(t *testing.T) {
 	if n := len(srv.Messages()); n != 2 || testutil.ToFloat64(m.Actions.WithLabelValues("slack", "deferred")) != 1 {
 		t.Fatalf("%d posts in the first cycle", n)
 	}
+	// The budget held one back; Slack refused nothing.
+	if budget, answered := limited(m); budget != 1 || answered != 0 {
+		t.Fatalf("rate limited: budget %v, 429 %v; want 1 and 0", budget, answered)
+	}
 	if _, err := c.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(srv.Messages()); n != 3 {
 		t.Fatalf("%d posts after the second cycle", n)
 	}
+}
+
+// TestSlack429Counted: a 429 from Slack is counted as Slack's (reason
+// 429), never as the budget's, so a dashboard of Slack's refusals shows
+// only them.
+func TestSlack429Counted(t *testing.T) {
+	c, srv, m := testCycle(t, oneStall().DS, nil)
+	srv.SetFault(func(method string, _ int) slacktest.Fault {
+		if method == "chat.postMessage" {
+			return slacktest.Fault{Status: 429, RetryAfter: 30}
+		}
+		return slacktest.Fault{}
+	})
+	if _, err := c.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if budget, answered := limited(m); budget != 0 || answered != 1 {
+		t.Fatalf("rate limited: budget %v, 429 %v; want 0 and 1", budget, answered)
+	}
+}
+
+// limited reads watchdogd_slack_rate_limited_total by reason.
+func limited(m *metrics.Metrics) (budget, answered float64) {
+	return testutil.ToFloat64(m.SlackRateLimited.WithLabelValues(metrics.LimitedByBudget)),
+		testutil.ToFloat64(m.SlackRateLimited.WithLabelValues(metrics.LimitedByService))
 }
 
 // TestCycleSummary: each cycle logs one "cycle finished" line, at info when

@@ -127,7 +127,7 @@ func (d *Deliverer) held(ctx context.Context, r *run, due model.Due) (bool, stri
 	held, why, overBudget := Held(Holding{Episode: due.Episode, Silences: r.silences, Quiet: d.Quiet, Gate: gate, GateErr: gateErr,
 		Sent: r.sent[lane], Budget: budget(e), Now: d.Now()})
 	if overBudget && e.RateLimited != nil {
-		e.RateLimited()
+		e.RateLimited(metrics.LimitedByBudget)
 	}
 	return held, why
 }
@@ -276,7 +276,7 @@ func (d *Deliverer) attempt(ctx context.Context, r *run, cl model.Claim, e model
 	answered := d.Now()
 	if s.Outcome == nil && s.Verdict.RateLimited && entry.Paced {
 		if entry.RateLimited != nil {
-			entry.RateLimited()
+			entry.RateLimited(metrics.LimitedByService)
 		}
 		until := answered.Add(max(s.Verdict.After, time.Second))
 		r.gates[lane] = until

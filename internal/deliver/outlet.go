@@ -162,9 +162,10 @@ type Entry struct {
 	// Budget, when set, bounds a paced outlet's actions per channel per
 	// cycle (slack.max_messages_per_cycle), read as each cycle delivers.
 	Budget func() int
-	// RateLimited, when set, hears of each rate-limit answer and each
-	// action the budget holds back: a metric.
-	RateLimited func()
+	// RateLimited, when set, hears of each rate-limit answer
+	// (metrics.LimitedByService) and each action the budget holds back
+	// (metrics.LimitedByBudget): a metric.
+	RateLimited func(reason string)
 	// Fenced: right before each attempt the protocol re-reads kandev and
 	// supersedes the action when its finding no longer holds or its
 	// episode resolved. An outlet that fences itself (a cancel whose

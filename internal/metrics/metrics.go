@@ -33,8 +33,11 @@ type Metrics struct {
 	EpisodesUntold      *prometheus.GaugeVec
 	Actions             *prometheus.CounterVec
 	ActionDelivery      *prometheus.HistogramVec
-	SlackRateLimited    prometheus.Counter
-	AlertResends        *prometheus.CounterVec
+	// SlackRateLimited counts Slack actions that did not go out at their
+	// turn, by reason (RateLimitReasons): Slack's own rate limit, or the
+	// per-cycle budget, which is watchdogd's and says nothing of Slack.
+	SlackRateLimited *prometheus.CounterVec
+	AlertResends     *prometheus.CounterVec
 	// SlackInteractions counts clicks received from Slack by result
 	// (InteractionResults).
 	SlackInteractions *prometheus.CounterVec
@@ -80,8 +83,8 @@ func New(reg prometheus.Registerer, version string) *Metrics {
 			Help: "Action outcomes, by action and result (delivered, failed, superseded, conflict, deferred, retried)."}, []string{"action", "result"}),
 		ActionDelivery: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "action_delivery_seconds",
 			Help: "Time to deliver one action, by action.", Buckets: prometheus.ExponentialBuckets(0.01, 2, 12)}, []string{"action"}),
-		SlackRateLimited: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "slack_rate_limited_total",
-			Help: "Slack 429 answers, and actions held back by the per-cycle budget (slack.max_messages_per_cycle). Actions waiting out a Retry-After are counted deferred."}),
+		SlackRateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "slack_rate_limited_total",
+			Help: "Slack actions held back, by reason: 429 (Slack answered rate limited: HTTP 429 or ratelimited), budget (the per-cycle budget, slack.max_messages_per_cycle, was spent). Actions waiting out a Retry-After are counted deferred."}, []string{"reason"}),
 		AlertResends: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "alertmanager_resends_total",
 			Help: "Resends of every open episode's alert to Alertmanager (each alertmanager.resend_interval, on the leader), by result (success or error)."}, []string{"result"}),
 		SlackInteractions: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "slack_interactions_total",
@@ -133,6 +136,9 @@ func (m *Metrics) precreate() {
 	for _, r := range InteractionResults {
 		m.SlackInteractions.WithLabelValues(r)
 	}
+	for _, r := range RateLimitReasons {
+		m.SlackRateLimited.WithLabelValues(r)
+	}
 	for _, k := range model.Kinds {
 		m.Findings.WithLabelValues(string(k))
 		m.OldestFindingAge.WithLabelValues(string(k))
@@ -149,6 +155,22 @@ func (m *Metrics) precreate() {
 
 // InteractionResults label watchdogd_slack_interactions_total.
 var InteractionResults = []string{"accepted", "refused", "unauthorized", "malformed", "failed"}
+
+// Why an action was rate limited (watchdogd_slack_rate_limited_total's
+// reason): the service's answer, or the per-cycle budget.
+const (
+	LimitedByService = "429"
+	LimitedByBudget  = "budget"
+)
+
+// RateLimitReasons label watchdogd_slack_rate_limited_total.
+var RateLimitReasons = []string{LimitedByService, LimitedByBudget}
+
+// SlackLimited counts one Slack action held back for reason
+// (RateLimitReasons).
+func (m *Metrics) SlackLimited(reason string) {
+	m.SlackRateLimited.WithLabelValues(reason).Inc()
+}
 
 // ObserveReport sets the scan gauges from a report and its snapshot.
 func (m *Metrics) ObserveReport(rep scan.Report, snap *model.Snapshot) {

@@ -21,8 +21,8 @@ type Outlet struct {
 	// (slack.max_messages_per_cycle), read as each cycle delivers.
 	Budget func() int
 	// RateLimited, when set, hears of each 429 and each action the budget
-	// holds back (watchdogd_slack_rate_limited_total).
-	RateLimited func()
+	// holds back, with which (watchdogd_slack_rate_limited_total's reason).
+	RateLimited func(reason string)
 	// Interactive puts buttons on first posts (slack.interactivity).
 	Interactive bool
 }

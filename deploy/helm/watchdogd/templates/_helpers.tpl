@@ -93,9 +93,9 @@ that secrets come from mounted files and never sit in the ConfigMap.
 {{- $secrets := "/etc/watchdogd/secrets" -}}
 {{- $db := default dict (get $c "database") -}}
 {{- $state := default dict (get $c "state") -}}
-{{- if eq .Values.mode "sidecar" -}}
-{{- $_ := set $db "url" (printf "sqlite://%s/data/kandev.db" .Values.sidecar.dataPath) -}}
-{{- $_ := set $state "url" (printf "sqlite://%s/watchdogd/state.db" .Values.sidecar.dataPath) -}}
+{{- with include "watchdogd.dataPath" . -}}
+{{- $_ := set $db "url" (printf "sqlite://%s/data/kandev.db" .) -}}
+{{- $_ := set $state "url" (printf "sqlite://%s/watchdogd/state.db" .) -}}
 {{- else -}}
 {{- if include "watchdogd.hasSecret" (dict "root" . "key" "databaseUrl") -}}
 {{- $_ := set $db "url_file" (printf "%s/database-url" $secrets) -}}
@@ -208,23 +208,80 @@ http.listen (service.port), which the chart gives the main listener.
 {{- end -}}
 {{- end -}}
 
-{{/* The watchdogd container, shared by both modes. */}}
+{{/*
+Where kandev's data volume is mounted when watchdogd shares kandev's pod
+(sidecar and splice modes), or nothing: kandev's SQLite file is
+<dataPath>/data/kandev.db and watchdogd's ledger <dataPath>/watchdogd/state.db.
+*/}}
+{{- define "watchdogd.dataPath" -}}
+{{- if eq .Values.mode "sidecar" -}}
+{{- .Values.sidecar.dataPath -}}
+{{- else if eq .Values.mode "splice" -}}
+{{- .Values.splice.dataPath -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Whether the chart renders its resources: all but splice.renderPatch, which
+renders only the patch of kandev's Deployment. "true" or nothing.
+*/}}
+{{- define "watchdogd.resources" -}}
+{{- if not (and (eq .Values.mode "splice") .Values.splice.renderPatch) }}true{{ end -}}
+{{- end -}}
+
+{{/*
+The names of watchdogd's ports and volumes in its pod. In splice mode the
+pod is kandev's, whose own ports and volumes may be named http or config:
+watchdogd's are prefixed there.
+*/}}
+{{- define "watchdogd.httpPortName" -}}
+{{- if eq .Values.mode "splice" }}watchdogd{{ else }}http{{ end -}}
+{{- end -}}
+{{- define "watchdogd.slackPortName" -}}
+{{- if eq .Values.mode "splice" }}watchdogd-slack{{ else }}slack{{ end -}}
+{{- end -}}
+{{- define "watchdogd.volumePrefix" -}}
+{{- if eq .Values.mode "splice" }}watchdogd-{{ end -}}
+{{- end -}}
+
+{{/*
+The labels that select watchdogd's pods (the Service's and the
+PodMonitor's selector): its own pods', or in splice mode the label the
+patch adds to kandev's pod.
+*/}}
+{{- define "watchdogd.podSelector" -}}
+{{- if eq .Values.mode "splice" -}}
+watchdogd/instance: {{ .Release.Name }}
+{{- else -}}
+{{ include "watchdogd.selectorLabels" . }}
+{{- end -}}
+{{- end -}}
+
+{{/* The watchdogd container, shared by every mode. */}}
 {{- define "watchdogd.container" -}}
 name: watchdogd
 image: {{ include "watchdogd.image" . }}
 imagePullPolicy: {{ .Values.image.pullPolicy }}
 args: [run, --config, /etc/watchdogd/config/watchdogd.yaml]
 ports:
-  - name: http
+  - name: {{ include "watchdogd.httpPortName" . }}
     containerPort: {{ .Values.service.port }}
     protocol: TCP
   {{- with include "watchdogd.slackPort" . }}
-  - name: slack
+  - name: {{ include "watchdogd.slackPortName" $ }}
     containerPort: {{ . }}
     protocol: TCP
   {{- end }}
+{{- $sc := deepCopy .Values.securityContext }}
+{{- if eq .Values.mode "splice" }}
+{{- /* kandev's pod: its pod-level context is kandev's, so watchdogd's user is set here. */}}
+{{- $_ := set $sc "runAsNonRoot" true }}
+{{- $_ := set $sc "runAsUser" .Values.splice.runAsUser }}
+{{- $_ := set $sc "runAsGroup" .Values.splice.runAsGroup }}
+{{- $_ := set $sc "seccompProfile" (dict "type" "RuntimeDefault") }}
+{{- end }}
 securityContext:
-  {{- toYaml .Values.securityContext | nindent 2 }}
+  {{- toYaml $sc | nindent 2 }}
 resources:
   {{- toYaml .Values.resources | nindent 2 }}
 {{- with .Values.extraEnv }}
@@ -236,7 +293,7 @@ env:
 {{- define "watchdogd.probe" -}}
 httpGet:
   path: {{ .path }}
-  port: http
+  port: {{ include "watchdogd.httpPortName" .root }}
   scheme: {{ .root.Values.probes.scheme }}
   {{- with .root.Values.probes.httpHeaders }}
   httpHeaders:
@@ -244,15 +301,30 @@ httpGet:
   {{- end }}
 {{- end -}}
 
+{{/*
+A probe: probes.<which> as given, a whole Probe replacing the chart's, or
+the chart's own on path with its period and failure threshold.
+*/}}
+{{- define "watchdogd.probeBlock" -}}
+{{- with index .root.Values.probes .which -}}
+{{ toYaml . }}
+{{- else -}}
+{{ include "watchdogd.probe" . }}
+periodSeconds: {{ .period }}
+failureThreshold: {{ .failures }}
+{{- end -}}
+{{- end -}}
+
 {{- define "watchdogd.configVolumes" -}}
-- name: config
+{{- $p := include "watchdogd.volumePrefix" . -}}
+- name: {{ $p }}config
   configMap:
     name: {{ include "watchdogd.fullname" . }}
-- name: secrets
+- name: {{ $p }}secrets
   secret:
     secretName: {{ include "watchdogd.secretName" . }}
     defaultMode: 0400
-- name: tmp
+- name: {{ $p }}tmp
   emptyDir:
     sizeLimit: 64Mi
 {{- with .Values.extraVolumes }}
@@ -261,15 +333,35 @@ httpGet:
 {{- end -}}
 
 {{- define "watchdogd.configMounts" -}}
-- name: config
+{{- $p := include "watchdogd.volumePrefix" . -}}
+- name: {{ $p }}config
   mountPath: /etc/watchdogd/config
   readOnly: true
-- name: secrets
+- name: {{ $p }}secrets
   mountPath: /etc/watchdogd/secrets
   readOnly: true
-- name: tmp
+- name: {{ $p }}tmp
   mountPath: /tmp
 {{- with .Values.extraVolumeMounts }}
 {{ toYaml . }}
 {{- end }}
+{{- end -}}
+
+{{/*
+A NetworkPolicy peer in words, for NOTES.txt: .peer, in the release's
+.namespace.
+*/}}
+{{- define "watchdogd.describePeer" -}}
+{{- $ns := get (default dict (get (default dict .peer.namespaceSelector) "matchLabels")) "kubernetes.io/metadata.name" -}}
+{{- $pods := "every pod" -}}
+{{- with .peer.podSelector }}{{ $pods = printf "pods matching %s" (toJson .) }}{{ end -}}
+{{- if .peer.ipBlock -}}
+addresses in {{ .peer.ipBlock.cidr }}
+{{- else if and $ns (eq (len (keys .peer.namespaceSelector)) 1) (eq (len .peer.namespaceSelector.matchLabels) 1) -}}
+{{ $pods }} in the namespace {{ $ns }}
+{{- else if .peer.namespaceSelector -}}
+{{ $pods }} in namespaces matching {{ toJson .peer.namespaceSelector }}
+{{- else -}}
+{{ $pods }} in the namespace {{ .namespace }}
+{{- end -}}
 {{- end -}}
