@@ -200,20 +200,31 @@ func (r *Reader) readReplies(ctx context.Context, tx *sql.Tx, snap *model.Snapsh
 	for rows.Next() {
 		var n int64
 		var newest stamp
-		var odd sql.NullString
-		if err := rows.Scan(&n, &newest, &odd); err != nil {
+		var probe sql.NullString
+		dest := []any{&n, &newest}
+		if r.dialect == authority.SQLite {
+			dest = []any{&n, &probe}
+		}
+		if err := rows.Scan(dest...); err != nil {
 			return r.wrap("read replies after a restart", err)
 		}
 		if n < 0 || n >= int64(len(turns)) {
 			return r.wrap("read replies after a restart", fmt.Errorf("turn position %d of %d", n, len(turns)))
 		}
+		var others []string
+		if probe.Valid {
+			var v []json.RawMessage
+			var made *string
+			if json.Unmarshal([]byte(probe.String), &v) != nil || len(v) != 2 || json.Unmarshal(v[0], &made) != nil || json.Unmarshal(v[1], &others) != nil {
+				return r.wrap("read replies after a restart", fmt.Errorf("decode %.200q", probe.String))
+			}
+			if made != nil {
+				newest = stamp{valid: true, text: *made}
+			}
+		}
 		t := turns[n]
 		row := model.RowRef{Table: "task_session_messages", Of: "newest reply, turn " + t.ID}
 		t.RepliedAt = newest.time(snap, row)
-		var others []string
-		if odd.Valid && json.Unmarshal([]byte(odd.String), &others) != nil {
-			return r.wrap("read replies after a restart", fmt.Errorf("decode %.200q", odd.String))
-		}
 		for _, text := range others {
 			at := stamp{valid: true, text: text}.time(snap, row)
 			if at.After(t.RepliedAt) && (notAfter.IsZero() || !at.After(notAfter)) {

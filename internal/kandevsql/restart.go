@@ -26,22 +26,22 @@ FROM unnest($1::text[]) WITH ORDINALITY AS s(session_id, n) JOIN task_session_tu
 // newest creation among their plain agent rows that are no question or
 // permission (whether the agent replied after a restart abandoned the
 // turn), not after the limit that is its second parameter: each row is
-// the turn's position (from 0) and that creation as stored. On SQLite the
-// newest is found by instant (julianday) and returned through the
-// bare-column rule, and a third column lists, as a JSON array, the
+// the turn's position (from 0) and that creation as stored. On SQLite, in
+// one pass over each turn's rows, one JSON array: the newest by instant
+// (julianday), its text returned through the bare-column rule, and the
 // creations julianday cannot read, for Go to weigh.
 func Replies(d authority.Dialect) string {
 	reply := `m.turn_id = c.turn_id AND m.author_type = 'agent' AND m.type NOT IN ('status', 'script_execution', 'clarification_request', 'permission_request')`
 	if d == authority.SQLite {
+		newest := `MAX(CASE WHEN NOT COALESCE(julianday(m.created_at) > julianday(?2), 0) THEN julianday(m.created_at) END)`
 		return `WITH cur(n, turn_id) AS (SELECT key, value FROM json_each(?1))
 SELECT c.n,
-  (SELECT made FROM (SELECT CAST(m.created_at AS TEXT) AS made, MAX(julianday(m.created_at)) FROM task_session_messages m
-     WHERE ` + reply + ` AND NOT COALESCE(julianday(m.created_at) > julianday(?2), 0))),
-  (SELECT json_group_array(CAST(m.created_at AS TEXT)) FROM task_session_messages m
-     WHERE ` + reply + ` AND julianday(m.created_at) IS NULL AND m.created_at IS NOT NULL)
+  (SELECT json_array(CASE WHEN ` + newest + ` IS NOT NULL THEN CAST(m.created_at AS TEXT) END,
+            json_group_array(CAST(m.created_at AS TEXT)) FILTER (WHERE julianday(m.created_at) IS NULL AND m.created_at IS NOT NULL))
+   FROM task_session_messages m WHERE ` + reply + `)
 FROM cur c`
 	}
-	return `SELECT c.n - 1, (SELECT MAX(m.created_at) FROM task_session_messages m WHERE ` + reply + ` AND m.created_at <= $2::timestamp), NULL
+	return `SELECT c.n - 1, (SELECT MAX(m.created_at) FROM task_session_messages m WHERE ` + reply + ` AND m.created_at <= $2::timestamp)
 FROM unnest($1::text[]) WITH ORDINALITY AS c(turn_id, n)`
 }
 
