@@ -190,3 +190,45 @@ func TestRestartFindingSays(t *testing.T) {
 }
 
 func with1(m model.Message, f func(*model.Message)) model.Message { f(&m); return m }
+
+// TestAbandoned: the definition of an abandoned turn, case by case.
+func TestAbandoned(t *testing.T) {
+	m := time.Minute
+	turn := func(started, completed time.Duration) *model.Turn {
+		return &model.Turn{ID: "t", StartedAt: ago(started), CompletedAt: ago(completed), MessageCount: 2}
+	}
+	parked := ago(25 * m)
+	answered := []model.Message{userMessage(30 * m), aggregate(28 * m)}
+	cases := []struct {
+		name     string
+		t        *model.Turn
+		msgs     []model.Message
+		parkedAt time.Time
+		want     bool
+	}{
+		// A restart closes the running turn at its start.
+		{"closed at its start", turn(30*m, 30*m), answered, time.Time{}, true},
+		// The agent finished: closed later, its reply after the prompt.
+		{"finished", turn(30*m, 20*m), answered, time.Time{}, false},
+		// Closed at or before the task's interrupted_at.
+		{"closed before interrupted_at", turn(30*m, 26*m), answered, parked, true},
+		{"closed at interrupted_at", turn(30*m, 25*m), answered, parked, true},
+		{"closed after interrupted_at", turn(30*m, 20*m), answered, parked, false},
+		// Closed with the user's last message unanswered (a follow-up
+		// prompt a restart dropped: on SQLite its close is the real one).
+		{"last message unanswered", turn(30*m, 20*m), []model.Message{userMessage(30 * m)}, time.Time{}, true},
+		// Closed with a permission still pending.
+		{"a permission pending", turn(30*m, 20*m), append(answered, permissionReq("p", "pending", 27*m)), time.Time{}, true},
+		{"a permission granted", turn(30*m, 20*m), append(answered, permissionReq("p", "approved", 27*m)), time.Time{}, false},
+		// Cancelled by a person (or watchdogd's cancel_and_nudge): never.
+		{"cancelled at its start", turn(30*m, 30*m), []model.Message{userMessage(30 * m), agent("status", 30*m, `{"cancelled": true}`)}, parked, false},
+		// Still open, or a boot turn: never.
+		{"open", &model.Turn{ID: "t", Open: true, StartedAt: ago(30 * m)}, []model.Message{userMessage(30 * m)}, time.Time{}, false},
+		{"a boot turn", &model.Turn{ID: "b", StartedAt: ago(m), CompletedAt: ago(m), MessageCount: 1}, []model.Message{bootScript(m, true)}, time.Time{}, false},
+	}
+	for _, c := range cases {
+		if got := abandoned(c.t, c.msgs, c.parkedAt); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
