@@ -45,6 +45,9 @@ func (c *checkConfigCmd) run(_ context.Context, e proc) error {
 			for _, n := range cfg.Notes() {
 				fmt.Fprintf(e.stdout, "note: %s\n", n)
 			}
+			for _, w := range cfg.Warnings() {
+				fmt.Fprintf(e.stdout, "warning: %s\n", w)
+			}
 		case errors.As(err, &p):
 			failed = true
 			for _, line := range p.Lines() {

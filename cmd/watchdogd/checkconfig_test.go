@@ -64,3 +64,40 @@ func TestCheckConfigWebhookSecret(t *testing.T) {
 	}
 	e.once()
 }
+
+// TestCheckConfigWarnsOfALadder: check-config says SUCCESS for a ladder
+// whose later Slack step is due together with the first (10m, at or below
+// stall_after's 15m), and warns, saying the first is never sent; Slack now
+// and Alertmanager a second later is no warning: both go out.
+func TestCheckConfigWarnsOfALadder(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "ladder.yaml")
+	body := `slack:
+  token_file: /dev/null
+  default_channel: C1
+alertmanager:
+  urls: ["http://127.0.0.1:9093"]
+policy:
+  stalled_turn:
+    steps:
+      - {after: 0s, action: slack}
+      - {after: 1s, action: alertmanager}
+      - {after: 10m, action: slack, mention: true}
+`
+	if err := os.WriteFile(file, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := watchdogd(t, nil, "check-config", file)
+	want := "SUCCESS: " + file + "\nwarning: " + file + ":11: policy.stalled_turn.steps[2].after: 10m is at or below thresholds.stall_after (15m), " +
+		"and after counts from when the condition began: it is due as soon as the episode opens, together with steps[0] (both to Slack), " +
+		"and only steps[2] is sent there: steps[0] never is; raise this after above 15m to send both\n"
+	if r.code != 0 || r.stdout != want {
+		t.Fatalf("check-config: exit %d\n got %q\nwant %q", r.code, r.stdout, want)
+	}
+	if err := os.WriteFile(file, []byte(strings.TrimSuffix(body, "      - {after: 10m, action: slack, mention: true}\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := watchdogd(t, nil, "check-config", file); r.code != 0 || r.stdout != "SUCCESS: "+file+"\n" {
+		t.Fatalf("check-config without the mention: exit %d\n%s", r.code, r.stdout)
+	}
+}

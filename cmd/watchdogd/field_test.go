@@ -50,6 +50,7 @@ func fieldDataset(now time.Time) (kandevdb.Dataset, map[string]string) {
 		fmt.Sprintf(`{"interrupted_at": %q}`, now.Add(-25*m).Format(time.RFC3339)))
 	s.Turn("turn-perm", 30*m, 30*m, "").Message("user", "message", "Clean up", 30*m, "").Agent("tool_call", 29*m).
 		Permission("perm-1", "run `rm -rf build/`", "", 28*m)
+	b.DS.Turns[len(b.DS.Turns)-1].UpdatedAt = kandevdb.P(b.Ago(25 * m)) // the restart wrote it
 	want["sess-perm"] = "interrupted_session"
 
 	// A restart while a follow-up prompt ran: its turn closed with the

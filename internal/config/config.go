@@ -41,6 +41,8 @@ type Config struct {
 
 	// File is where the config came from ("" for defaults).
 	File string `yaml:"-"`
+
+	warnings []string
 }
 
 // Database is kandev's database.
@@ -201,6 +203,9 @@ func parse(name string, b []byte, d *decoder) (cfg *Config, err error) {
 	if len(d.problems) > 0 {
 		return nil, d.sorted(name)
 	}
+	ladderWarnings(c, d)
+	sort.SliceStable(d.warnings, func(i, j int) bool { return d.warnings[i].Line < d.warnings[j].Line })
+	c.warnings = (&Problems{File: name, Items: d.warnings}).Lines()
 	return c, nil
 }
 

@@ -58,6 +58,9 @@ type scalar = encoding.TextUnmarshaler
 // types and bad values are problems with line numbers, all collected.
 type decoder struct {
 	problems []Problem
+	// warnings are true of a valid config that will not do what it reads
+	// like (ladderWarnings).
+	warnings []Problem
 	// failed holds paths that could not be decoded: validation says
 	// nothing more about them (one problem, not a cascade).
 	failed map[string]bool

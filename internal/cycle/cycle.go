@@ -26,7 +26,7 @@ import (
 type Reader interface {
 	Snapshot(ctx context.Context) (*model.Snapshot, error)
 	TaskSnapshot(ctx context.Context, taskID string) (*model.Snapshot, error)
-	TurnMessages(ctx context.Context, turnIDs []string) (map[string][]model.Message, error)
+	Traces(ctx context.Context, sessionIDs, turnIDs []string) (*model.Traces, error)
 }
 
 // Cycle is one pass of watchdogd: snapshot → findings → decide → freeze →
@@ -172,10 +172,13 @@ func (c *Cycle) Resolves() map[model.ActionKind]model.ActionKind {
 }
 
 // reasons says how episodes that scans no longer report cleared, from the
-// snapshot, and for a question or permission whose turn is no longer
-// current from that turn's rows, read once for all such episodes (kandev
-// keeps a question's rows on the turn it was asked in). A failed read
-// leaves those saying only that the turn moved on.
+// snapshot and, read once for all such episodes, what kandev holds of what
+// the snapshot does not show (Reader.Traces): why a session left (ended,
+// or its task archived), and the rows of an episode's turn that is no
+// longer its session's current one (kandev keeps a question's rows on the
+// turn it was asked in; a stalled turn's row says whether it completed or
+// a restart abandoned it). A failed read leaves those saying only that the
+// session ended or the turn moved on.
 func (c *Cycle) reasons(ctx context.Context, snap *model.Snapshot, rep scan.Report, st model.Ledger) func(model.Episode) string {
 	sessions := make(map[string]*model.Session, len(snap.Sessions))
 	for i := range snap.Sessions {
@@ -185,29 +188,52 @@ func (c *Cycle) reasons(ctx context.Context, snap *model.Snapshot, rep scan.Repo
 	for _, f := range rep.Findings {
 		reported[policy.Identity(f)] = true
 	}
-	var moved []string
+	var left, moved []string
 	for _, e := range st.Open {
+		if reported[e.Identity] {
+			continue
+		}
 		s := sessions[e.SessionID]
-		if !reported[e.Identity] && scan.AskedOn(e.Kind) && e.TurnID != "" && s != nil && (s.Current == nil || s.Current.ID != e.TurnID) {
+		switch {
+		case s == nil:
+			left = append(left, e.SessionID)
+		case e.TurnID != "" && ownTurn(e.Kind) && !holds(s, e.TurnID):
 			moved = append(moved, e.TurnID)
 		}
 	}
-	var turns map[string][]model.Message
-	if len(moved) > 0 {
+	traces := &model.Traces{}
+	if len(left)+len(moved) > 0 {
 		rctx, cancel := context.WithTimeout(ctx, c.Config.Database.ScanTimeout)
 		defer cancel()
-		var err error
-		if turns, err = c.Reader.TurnMessages(rctx, moved); err != nil {
-			c.Log.Warn("could not read the turns questions cleared on; saying only that the turn moved on", zap.Error(err))
+		t, err := c.Reader.Traces(rctx, left, moved)
+		if err != nil {
+			c.Log.Warn("could not read the sessions and turns episodes cleared on; saying only that the session ended or the turn moved on", zap.Error(err))
+		} else {
+			traces = t
 		}
 	}
 	return func(e model.Episode) string {
-		turn, read := turns[e.TurnID]
-		if read && turn == nil {
-			turn = []model.Message{} // read, and holds nothing
+		cl := scan.Clearing{Kind: e.Kind, TurnID: e.TurnID, PendingID: e.PendingID, Detail: policy.StoredFinding(e).Detail, Session: sessions[e.SessionID]}
+		if g, ok := traces.Sessions[e.SessionID]; ok {
+			cl.Gone = &g
 		}
-		return scan.Cleared(sessions[e.SessionID], turn, e.Kind, e.TurnID, e.PendingID)
+		if t, ok := traces.Turns[e.TurnID]; ok {
+			cl.Turn = &t
+		}
+		return scan.Cleared(cl)
 	}
+}
+
+// ownTurn says whether an episode of this kind clears by what its own
+// turn's rows say: a question's, a permission's, a turn's progress.
+func ownTurn(kind model.Kind) bool {
+	return scan.AskedOn(kind) || kind == model.KindStalledTurn || kind == model.KindNeverStarted
+}
+
+// holds says whether the snapshot holds turn id of session s, with its
+// messages: its current turn, or the turn before a boot turn.
+func holds(s *model.Session, id string) bool {
+	return s.Current != nil && s.Current.ID == id || s.BeforeBoot != nil && s.BeforeBoot.ID == id
 }
 
 // silences are the config's and the ledger's active silences.

@@ -128,6 +128,7 @@ func Run(ctx context.Context, opts Options) error {
 	if cfg.Slack == nil {
 		log.Warn("no slack: block in the config; Slack steps are written to the log instead")
 	}
+	warnConfig(log, cfg)
 	src, err := app.ReadSources(opts.Inputs, cfg)
 	if err != nil {
 		return err

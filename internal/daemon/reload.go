@@ -105,6 +105,7 @@ func (d *daemon) reload() error {
 	d.m.ReloadSuccess.Set(1)
 	d.m.ReloadTimestamp.SetToCurrentTime()
 	d.log.Info("config reloaded", zap.String("file", cfg.File))
+	warnConfig(d.log, cfg)
 	return nil
 }
 
@@ -169,5 +170,13 @@ func (d *daemon) reloadHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Context().Err() != nil: // the client went away
 	default:
 		http.Error(w, "failed to reload config: "+term.OneLine(err), http.StatusInternalServerError)
+	}
+}
+
+// warnConfig logs what check-config warns of a config in effect: it is
+// valid, but will not do what it reads like.
+func warnConfig(log *zap.Logger, cfg *config.Config) {
+	for _, w := range cfg.Warnings() {
+		log.Warn("config warning", zap.String("warning", w))
 	}
 }

@@ -29,7 +29,7 @@ func TestFindingsAgreeAcrossDialects(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 2026))
 	now := time.Date(2026, 8, 22, 11, 0, 0, 0, time.UTC)
 	opts := scan.Options{Thresholds: scan.DefaultThresholds(), BaseURL: "http://kandev"}
-	findings := 0
+	findings, beforeBoot, abandoned := 0, 0, 0
 	for i := range 200 {
 		b := make([]byte, 8+rng.IntN(120))
 		for j := range b {
@@ -38,9 +38,18 @@ func TestFindingsAgreeAcrossDialects(t *testing.T) {
 		ds := diffDataset(b, uniformValues)
 		var reports [2][]byte
 		for k, d := range dbs {
-			rep := scan.Findings(d.snapshotOf(t, ds), opts, now)
+			snap := d.snapshotOf(t, ds)
+			rep := scan.Findings(snap, opts, now)
 			findings += len(rep.Findings)
+			for _, s := range snap.Sessions {
+				if s.BeforeBoot != nil {
+					beforeBoot++
+				}
+			}
 			for _, f := range rep.Findings {
+				if f.Detail != nil && f.Detail.RestartAt != nil {
+					abandoned++
+				}
 				if f.Kind == model.KindStalledTurn && tiedTypes(ds, *f.TurnID) {
 					f.Detail.LastActivityType = ""
 				}
@@ -54,10 +63,10 @@ func TestFindingsAgreeAcrossDialects(t *testing.T) {
 			t.Fatalf("dataset %d: the reports differ\nsqlite:   %s\npostgres: %s", i, reports[0], reports[1])
 		}
 	}
-	if findings == 0 {
-		t.Fatal("no dataset gave a finding: the comparison proved nothing")
+	if findings == 0 || beforeBoot == 0 || abandoned == 0 {
+		t.Fatalf("%d findings, %d sessions read past a boot turn, %d abandoned turns: the comparison proved too little", findings, beforeBoot, abandoned)
 	}
-	t.Logf("%d findings compared", findings/2)
+	t.Logf("%d findings compared (%d of abandoned turns); %d sessions read past a boot turn", findings/2, abandoned/2, beforeBoot/2)
 }
 
 // tiedTypes reports whether the turn's newest plain agent updates share

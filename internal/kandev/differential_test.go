@@ -97,6 +97,7 @@ var (
 		kandevdb.P(`{"status": "approved"}`),
 		kandevdb.P(`{"action_visibility": "running"}`),
 		kandevdb.P(`{"script_type": "agent_boot"}`),
+		kandevdb.P(`{"script_type": "agent_boot", "is_resuming": true}`),
 	}
 	diffTaskMeta = []*string{nil, kandevdb.P(`{"interrupted_at": "2026-08-22T10:00:00Z"}`)}
 )
@@ -140,6 +141,7 @@ func diffDataset(shape []byte, v diffValues) kandevdb.Dataset {
 			}
 		}
 	}
+	restartShapes(&ds, src, v)
 	return ds
 }
 
@@ -277,6 +279,7 @@ func checkAgainstRule(t *testing.T, d diffDB, ds kandevdb.Dataset) {
 				d.dialect, snap.Fallback, s.ID, s.MalformedMetadata, w.malformed, describeTurns(ds, s.ID))
 		}
 		checkMessages(t, d.dialect, ds, s)
+		checkRestartReads(t, d.dialect, ds, s)
 		// The fence reads one task the same way, right before a delivery:
 		// it must see what the scan saw.
 		one, err := d.reader.TaskSnapshot(ctx, s.TaskID)

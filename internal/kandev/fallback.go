@@ -58,20 +58,20 @@ func (r *Reader) fallbackSessions(ctx context.Context, tx *sql.Tx, snap *model.S
 	defer func() { _ = rows.Close() }()
 	out := r.sessionsSlice(args)
 	var turns []authority.Turn
-	var starts, ends []stamp
+	var starts, ends, updates []stamp
 	flush := func() {
 		if len(out) == 0 {
 			return
 		}
-		r.resolveInGo(snap, &out[len(out)-1], turns, starts, ends)
-		turns, starts, ends = turns[:0], starts[:0], ends[:0]
+		r.resolveInGo(snap, &out[len(out)-1], turns, starts, ends, updates)
+		turns, starts, ends, updates = turns[:0], starts[:0], ends[:0], updates[:0]
 	}
 	for rows.Next() {
 		var c sessionCols
 		var turnID, meta sql.NullString
-		var started, created, completed stamp
+		var started, created, completed, updated stamp
 		var hasMsg sql.NullBool
-		dest := c.dest(&turnID, &started, &created, &completed, &meta, &hasMsg)
+		dest := c.dest(&turnID, &started, &created, &completed, &updated, &meta, &hasMsg)
 		if err := rows.Scan(dest...); err != nil {
 			return nil, r.wrap("read sessions (metadata as text)", err)
 		}
@@ -90,7 +90,7 @@ func (r *Reader) fallbackSessions(ctx context.Context, tx *sql.Tx, snap *model.S
 			Metadata:    nullPtr(meta),
 			HasMessages: hasMsg.Bool,
 		})
-		starts, ends = append(starts, started), append(ends, completed)
+		starts, ends, updates = append(starts, started), append(ends, completed), append(updates, updated)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, r.wrap("read sessions (metadata as text)", err)
@@ -100,11 +100,14 @@ func (r *Reader) fallbackSessions(ctx context.Context, tx *sql.Tx, snap *model.S
 }
 
 // resolveInGo applies the Go rule to one session's turns (fallback path).
-func (r *Reader) resolveInGo(snap *model.Snapshot, s *model.Session, turns []authority.Turn, starts, ends []stamp) {
+func (r *Reader) resolveInGo(snap *model.Snapshot, s *model.Session, turns []authority.Turn, starts, ends, updates []stamp) {
 	res := authority.Resolve(r.dialect, turns)
 	if res.Current >= 0 {
 		t, row := turns[res.Current], model.TurnRow(turns[res.Current].ID)
 		s.Current = &model.Turn{ID: t.ID, Open: t.Open(), StartedAt: starts[res.Current].time(snap, row), CompletedAt: ends[res.Current].time(snap, row)}
+		if !s.Current.Open {
+			s.Current.UpdatedAt = updates[res.Current].time(snap, row)
+		}
 	}
 	if res.Kandev >= 0 {
 		s.KandevTurnID = turns[res.Kandev].ID

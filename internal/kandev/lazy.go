@@ -95,17 +95,18 @@ func (l *Lazy) TaskSnapshot(ctx context.Context, taskID string) (*model.Snapshot
 	return snap, err
 }
 
-// TurnMessages reads the messages of the turns given.
-func (l *Lazy) TurnMessages(ctx context.Context, turnIDs []string) (map[string][]model.Message, error) {
+// Traces reads what kandev holds of sessions and turns a snapshot did not
+// show.
+func (l *Lazy) Traces(ctx context.Context, sessionIDs, turnIDs []string) (*model.Traces, error) {
 	r, err := l.get(ctx)
 	if err != nil {
 		return nil, err
 	}
-	m, err := r.TurnMessages(ctx, turnIDs)
+	t, err := r.Traces(ctx, sessionIDs, turnIDs)
 	if err != nil {
 		l.failed(ctx, r)
 	}
-	return m, err
+	return t, err
 }
 
 // Close closes the reader if it was opened.

@@ -70,10 +70,10 @@ func (r *Reader) messagesOf(ctx context.Context, tx *sql.Tx, snap *model.Snapsho
 	var n int64
 	var probe, newestType, list, users sql.NullString
 	var newest stamp
-	var ahead int64
+	var ahead, total int64
 	dest := []any{&n, &probe}
 	if r.dialect == authority.Postgres {
-		dest = []any{&n, &newest, &newestType, &list, &users, &ahead}
+		dest = []any{&n, &newest, &newestType, &list, &users, &ahead, &total}
 	}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
@@ -89,9 +89,9 @@ func (r *Reader) messagesOf(ctx context.Context, tx *sql.Tx, snap *model.Snapsho
 		var unorderable bool
 		switch {
 		case r.dialect == authority.Postgres:
-			msgs, bigs, err = r.messagesFrom(snap, turn, newest, nullPtr(newestType), list, users, ahead)
+			msgs, bigs, err = r.messagesFrom(snap, turn, agg{newest, nullPtr(newestType), ahead, total}, list, users)
 		case probe.Valid:
-			msgs, bigs, unorderable, err = r.decodeMessages(snap, turn, probe.String)
+			msgs, bigs, unorderable, err = r.decodeMessages(snap, turn, probe.String, &total)
 		default:
 			continue
 		}
@@ -103,6 +103,7 @@ func (r *Reader) messagesOf(ctx context.Context, tx *sql.Tx, snap *model.Snapsho
 			continue
 		}
 		setMessages(snap, &sessions[i], msgs)
+		sessions[i].Current.MessageCount = int(total)
 		for _, b := range bigs {
 			b.session = i
 			*big = append(*big, b)
@@ -127,32 +128,45 @@ func setMessages(snap *model.Snapshot, s *model.Session, msgs []model.Message) {
 	s.Messages = msgs
 }
 
+// agg is what the messages statement aggregates over a turn's rows: the
+// newest plain agent update and its type, the count of updates after the
+// limit, and the count of messages.
+type agg struct {
+	newest     stamp
+	newestType *string
+	ahead      int64
+	total      int64
+}
+
 // decodeMessages reads one turn's probe on SQLite: [newest plain agent
 // updated_at, its type, [[id, author, type, content, metadata, created_at,
 // updated_at, big metadata's rowid]…], [[id, type, created_at] of user
-// rows…], the count of updates after the limit], and "1" when an update
-// could not be ordered (then the rest is not decoded: the turn is read
-// again).
-func (r *Reader) decodeMessages(snap *model.Snapshot, turn, probe string) (_ []model.Message, _ []bigAt, unorderable bool, _ error) {
+// rows…], the count of updates after the limit, the count of messages],
+// and "1" when an update could not be ordered (then the rest is not
+// decoded: the turn is read again). total is set to the count of messages.
+func (r *Reader) decodeMessages(snap *model.Snapshot, turn, probe string, total *int64) (_ []model.Message, _ []bigAt, unorderable bool, _ error) {
 	v, err := parseProbe(probe)
-	if err == nil && len(v.arr) != 5 && len(v.arr) != 6 {
-		err = errors.New("want 5 or 6 fields")
+	if err == nil && len(v.arr) != 6 && len(v.arr) != 7 {
+		err = errors.New("want 6 or 7 fields")
 	}
-	var ahead int64
-	if err == nil && v.arr[4].str != nil {
-		ahead, err = strconv.ParseInt(*v.arr[4].str, 10, 64)
+	var a agg
+	for i, n := range []*int64{&a.ahead, &a.total} {
+		if err == nil && v.arr[4+i].str != nil {
+			*n, err = strconv.ParseInt(*v.arr[4+i].str, 10, 64)
+		}
 	}
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("decode messages %.200q: %w", probe, err)
 	}
-	if len(v.arr) == 6 && v.arr[5].str != nil {
+	if len(v.arr) == 7 && v.arr[6].str != nil {
 		return nil, nil, true, nil
 	}
-	var newest stamp
+	*total = a.total
 	if at := v.arr[0].str; at != nil {
-		newest = stamp{valid: true, text: *at}
+		a.newest = stamp{valid: true, text: *at}
 	}
-	msgs, big, err := r.messages(snap, turn, newest, v.arr[1].str, v.arr[2], v.arr[3], ahead)
+	a.newestType = v.arr[1].str
+	msgs, big, err := r.messages(snap, turn, a, v.arr[2], v.arr[3])
 	return msgs, big, false, err
 }
 
@@ -168,7 +182,7 @@ func aheadOf(snap *model.Snapshot, turn string, n int64) {
 // messagesFrom reads one turn's columns on PostgreSQL: the newest plain
 // agent update's instant and type, the rows and the user rows as JSON lists
 // (NULL: none).
-func (r *Reader) messagesFrom(snap *model.Snapshot, turn string, newest stamp, newestType *string, list, users sql.NullString, ahead int64) ([]model.Message, []bigAt, error) {
+func (r *Reader) messagesFrom(snap *model.Snapshot, turn string, a agg, list, users sql.NullString) ([]model.Message, []bigAt, error) {
 	var rows, userRows jval
 	for _, l := range []struct {
 		raw sql.NullString
@@ -182,7 +196,7 @@ func (r *Reader) messagesFrom(snap *model.Snapshot, turn string, newest stamp, n
 			return nil, nil, fmt.Errorf("decode messages %.200q: %w", l.raw.String, err)
 		}
 	}
-	return r.messages(snap, turn, newest, newestType, rows, userRows, ahead)
+	return r.messages(snap, turn, a, rows, userRows)
 }
 
 // messages builds a turn's messages: the newest plain agent update not
@@ -192,17 +206,17 @@ func (r *Reader) messagesFrom(snap *model.Snapshot, turn string, newest stamp, n
 // (it is read apart: readBigMetadata)], then the user rows, each [id, type,
 // created_at], read for when they were written. Content comes cut to
 // one character more than is kept (kandevsql) and is cut here with the mark.
-func (r *Reader) messages(snap *model.Snapshot, turn string, newest stamp, newestType *string, list, users jval, ahead int64) (_ []model.Message, big []bigAt, _ error) {
+func (r *Reader) messages(snap *model.Snapshot, turn string, a agg, list, users jval) (_ []model.Message, big []bigAt, _ error) {
 	var out []model.Message
-	aheadOf(snap, turn, ahead)
+	aheadOf(snap, turn, a.ahead)
 	switch {
-	case newest.valid:
-		at, ok := newest.parse()
+	case a.newest.valid:
+		at, ok := a.newest.parse()
 		if !ok { // named here, not before: the name costs an allocation
 			snap.Unparseable = append(snap.Unparseable, model.RowRef{Table: "task_session_messages", Of: "newest update, turn " + turn})
 		}
-		out = append(out, model.Message{Author: "agent", UpdatedAt: at, Type: deref(newestType)})
-	case ahead > 0:
+		out = append(out, model.Message{Author: "agent", UpdatedAt: at, Type: deref(a.newestType)})
+	case a.ahead > 0:
 		// The agent's only updates are after the limit: output, at a time
 		// not known.
 		out = append(out, model.Message{Author: "agent"})

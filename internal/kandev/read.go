@@ -64,6 +64,12 @@ func (r *Reader) snapshot(ctx context.Context, taskID *string) (snap *model.Snap
 	if err := r.readMessages(ctx, tx, snap, sessions, limit); err != nil {
 		return nil, err
 	}
+	if err := r.readBeforeBoot(ctx, tx, snap, sessions, limit); err != nil {
+		return nil, err
+	}
+	if err := r.readReplies(ctx, tx, snap, sessions, limit, notAfter); err != nil {
+		return nil, err
+	}
 	r.count(snap, "COMMIT")
 	if err := tx.Commit(); err != nil {
 		return nil, r.wrap("end read transaction", err)
@@ -204,9 +210,10 @@ func (r *Reader) sessionsSlice(args []any) []model.Session {
 }
 
 // probeTurn is one turn a probe returned: [id, started_at, created_at or
-// completed_at, bad id] and, for kandev's turn, its lifecycle flag. A NULL
-// id (SQLite only) is kept, as nullID: the row still takes its place in
-// the rule, as it does in kandev's own ordered reads.
+// completed_at, bad id], then, for kandev's turn, its lifecycle flag and,
+// for a completed turn's probes, its updated_at. A NULL id (SQLite only)
+// is kept, as nullID: the row still takes its place in the rule, as it
+// does in kandev's own ordered reads.
 type probeTurn struct {
 	id        string
 	nullID    bool
@@ -214,9 +221,19 @@ type probeTurn struct {
 	other     *string
 	bad       *string
 	lifecycle bool
+	updated   *string
 }
 
-func decodeTurns(raw sql.NullString, want int, list bool) ([]probeTurn, error) {
+// probeLayout says where a probe's optional fields are (-1: absent).
+type probeLayout struct{ fields, lifecycle, updated int }
+
+var (
+	openProbe   = probeLayout{fields: 4, lifecycle: -1, updated: -1}
+	kandevProbe = probeLayout{fields: 6, lifecycle: 4, updated: 5}
+	convProbe   = probeLayout{fields: 5, lifecycle: -1, updated: 4}
+)
+
+func decodeTurns(raw sql.NullString, l probeLayout, list bool) ([]probeTurn, error) {
 	if !raw.Valid {
 		return nil, nil
 	}
@@ -236,14 +253,17 @@ func decodeTurns(raw sql.NullString, want int, list bool) ([]probeTurn, error) {
 	}
 	out := make([]probeTurn, 0, len(arrays))
 	for _, a := range arrays {
-		if len(a) != want {
-			return nil, fmt.Errorf("decode probe %.200q: want %d fields", raw.String, want)
+		if len(a) != l.fields {
+			return nil, fmt.Errorf("decode probe %.200q: want %d fields", raw.String, l.fields)
 		}
 		t := probeTurn{id: deref(a[0]), nullID: a[0] == nil, started: a[1], other: a[2], bad: a[3]}
-		if want == 5 && a[4] != nil {
+		if l.lifecycle >= 0 && a[l.lifecycle] != nil {
 			// The lifecycle flag, as text: SQLite prints 1/0,
 			// PostgreSQL true/false.
-			t.lifecycle = *a[4] == "1" || *a[4] == "true"
+			t.lifecycle = *a[l.lifecycle] == "1" || *a[l.lifecycle] == "true"
+		}
+		if l.updated >= 0 {
+			t.updated = a[l.updated]
 		}
 		out = append(out, t)
 	}
@@ -255,15 +275,15 @@ func decodeTurns(raw sql.NullString, want int, list bool) ([]probeTurn, error) {
 // conversational turn — kandev's turn unless that is a lifecycle turn, in
 // which case the statement probed again.
 func (r *Reader) resolveProbes(snap *model.Snapshot, s *model.Session, openJSON, kandevJSON, convJSON sql.NullString) error {
-	open, err := decodeTurns(openJSON, 4, true)
+	open, err := decodeTurns(openJSON, openProbe, true)
 	if err != nil {
 		return err
 	}
-	kv, err := decodeTurns(kandevJSON, 5, false)
+	kv, err := decodeTurns(kandevJSON, kandevProbe, false)
 	if err != nil {
 		return err
 	}
-	newest, err := decodeTurns(convJSON, 4, false)
+	newest, err := decodeTurns(convJSON, convProbe, false)
 	if err != nil {
 		return err
 	}
@@ -283,7 +303,7 @@ func (r *Reader) resolveProbes(snap *model.Snapshot, s *model.Session, openJSON,
 	case len(newest) > 0:
 		t := newest[0] // its third field is completed_at
 		s.Current = &model.Turn{ID: t.id, NullID: t.nullID, Open: t.other == nil, StartedAt: t.startedAt(snap, s.ID),
-			CompletedAt: parseStamp(snap, t.other, t.row(s.ID))}
+			CompletedAt: parseStamp(snap, t.other, t.row(s.ID)), UpdatedAt: parseStamp(snap, t.updated, t.row(s.ID))}
 	}
 	if len(open) > 1 {
 		s.SecondOpenStartedAt = open[len(open)-2].startedAt(snap, s.ID)
@@ -336,31 +356,6 @@ func nullPtr(s sql.NullString) *string {
 		return nil
 	}
 	return &s.String
-}
-
-// TurnMessages reads what the rules read of the messages of the turns
-// given, whether or not they are current, in one read-only transaction and
-// a fixed number of statements: why a question asked on a turn that is no
-// longer current cleared (answered, expired…) is on its rows there.
-func (r *Reader) TurnMessages(ctx context.Context, turnIDs []string) (map[string][]model.Message, error) {
-	snap := &model.Snapshot{Dialect: r.dialect}
-	tx, err := r.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = tx.Rollback() }()
-	sessions := make([]model.Session, len(turnIDs))
-	for i, id := range turnIDs {
-		sessions[i].Current = &model.Turn{ID: id}
-	}
-	if err := r.readMessages(ctx, tx, snap, sessions, "infinity"); err != nil {
-		return nil, err
-	}
-	out := make(map[string][]model.Message, len(turnIDs))
-	for _, s := range sessions {
-		out[s.Current.ID] = s.Messages
-	}
-	return out, nil
 }
 
 // Statements returns the snapshot's statements for this database, for EXPLAIN

@@ -32,20 +32,44 @@ func sessionsDataset(n int) kandevdb.Dataset {
 	return b.DS
 }
 
+// restartSessions are n sessions a kandev restart left: each resumed
+// into a boot turn after a turn it abandoned (the snapshot reads the
+// session's turns to find the abandoned one, and its messages), and each
+// abandoned (its newest reply is read).
+func restartSessions(n int) kandevdb.Dataset {
+	b := kandevdb.NewBuilder(now)
+	for i := range n {
+		s := b.Session(fmt.Sprintf("r%04d", i), "task", "ws", "WAITING_FOR_INPUT", time.Hour, "")
+		s.Turn(fmt.Sprintf("r%04d-a", i), 50*time.Minute, 50*time.Minute, "").Message("user", "message", "Go", 50*time.Minute, "").Agent("tool_call", 45*time.Minute)
+		s.Turn(fmt.Sprintf("r%04d-boot", i), 20*time.Minute, 20*time.Minute, "").
+			Message("agent", "script_execution", "", 20*time.Minute, `{"script_type": "agent_boot", "is_resuming": true}`)
+	}
+	return b.DS
+}
+
 // TestStatementCountIsFixed: one snapshot runs the same number of statements
-// at 1 and at 500 sessions — never one query per session.
+// at 1 and at 500 sessions — never one query per session — also when
+// sessions need what a restart leaves read.
 func TestStatementCountIsFixed(t *testing.T) {
 	for _, dc := range dialects {
 		t.Run(dc.name, func(t *testing.T) {
 			counts := map[int]int{}
 			for _, n := range []int{1, 500} {
-				db := load(t, dc, sessionsDataset(n), kandevdb.Options{})
+				ds := sessionsDataset(n)
+				ds.Append(restartSessions(n))
+				db := load(t, dc, ds, kandevdb.Options{})
 				var statements []string
 				snap := snapshot(t, db.URL(), kandev.Options{OnStatement: func(q string) { statements = append(statements, q) }})
-				if len(snap.Sessions) != n {
-					t.Fatalf("%d sessions, want %d", len(snap.Sessions), n)
+				if len(snap.Sessions) != 2*n {
+					t.Fatalf("%d sessions, want %d", len(snap.Sessions), 2*n)
 				}
 				for _, s := range snap.Sessions {
+					if strings.HasPrefix(s.ID, "r") {
+						if b := s.BeforeBoot; b == nil || !strings.HasSuffix(b.ID, "-a") || b.RepliedAt.IsZero() || len(s.BeforeBootMessages) != 2 {
+							t.Fatalf("session %s: before its boot turn %+v, messages %+v", s.ID, b, s.BeforeBootMessages)
+						}
+						continue
+					}
 					if s.Current == nil || !strings.HasSuffix(s.Current.ID, "-b") || len(s.Messages) != 2 {
 						t.Fatalf("session %s: current %+v, %d messages", s.ID, s.Current, len(s.Messages))
 					}

@@ -2,6 +2,7 @@ package kandev_test
 
 import (
 	"context"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -65,17 +66,23 @@ func TestFutureUpdatesLeftOut(t *testing.T) {
 	}
 }
 
-// TestTurnMessages: the rows of turns that are not current are read as a
-// current turn's are, on both dialects; a turn with no message reads as
-// none, and one not asked for is not read.
-func TestTurnMessages(t *testing.T) {
+// TestTraces: the rows of turns that are not current are read as a
+// current turn's are, with their own row (its close and updated_at), on
+// both dialects; a turn with no message reads as none, and one not asked
+// for is not read. Sessions that left the active ones say whether they
+// ended, their task was archived, or they are gone.
+func TestTraces(t *testing.T) {
 	for _, dc := range dialects {
 		t.Run(dc.name, func(t *testing.T) {
 			b := kandevdb.NewBuilder(now)
 			s := b.Session("s", "task", "ws", "RUNNING", time.Hour, "")
 			s.Turn("old", 50*time.Minute, 40*time.Minute, "").Clarification("p", "q", "T", "P", nil, "answered", 45*time.Minute, nil)
 			s.Turn("empty", 39*time.Minute, 39*time.Minute, "")
+			b.DS.Turns[len(b.DS.Turns)-1].UpdatedAt = kandevdb.P(b.Ago(5 * time.Minute))
 			s.Turn("cur", 30*time.Minute, -1, "").Agent("tool_call", 10*time.Minute)
+			b.Session("ended", "task", "ws", "COMPLETED", time.Hour, "")
+			b.Session("archived", "task", "ws", "WAITING_FOR_INPUT", time.Hour, "")
+			b.DS.Tasks[len(b.DS.Tasks)-1].ArchivedAt = kandevdb.P(b.Ago(time.Minute))
 			db := load(t, dc, b.DS, kandevdb.Options{})
 			ctx := context.Background()
 			r, err := kandev.Open(ctx, db.URL(), kandev.Options{})
@@ -83,27 +90,37 @@ func TestTurnMessages(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer func() { _ = r.Close() }()
-			got, err := r.TurnMessages(ctx, []string{"old", "empty"})
+			got, err := r.Traces(ctx, []string{"ended", "archived", "deleted"}, []string{"old", "empty", "nowhere"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			var question *model.Message
-			for i, m := range got["old"] {
+			old := got.Turns["old"]
+			for i, m := range old.Messages {
 				if !m.Aggregate() && m.Type == "clarification_request" {
-					question = &got["old"][i]
+					question = &old.Messages[i]
 				}
 			}
 			if question == nil {
-				t.Fatalf("old turn's messages %+v, want its question", got["old"])
+				t.Fatalf("old turn's messages %+v, want its question", old.Messages)
 			}
 			if st, _ := question.Meta.String("status"); st != "answered" {
 				t.Fatalf("status %q", st)
 			}
-			if m, ok := got["empty"]; !ok || len(m) != 0 {
-				t.Fatalf("empty turn %+v %v", m, ok)
+			if o := old.Turn; o.Open || !o.CompletedAt.Equal(now.Add(-40*time.Minute)) || !o.UpdatedAt.Equal(o.CompletedAt) || o.MessageCount != 1 {
+				t.Fatalf("old turn's row %+v", o)
 			}
-			if _, ok := got["cur"]; ok || len(got) != 2 {
-				t.Fatalf("read %d turns", len(got))
+			empty, ok := got.Turns["empty"]
+			if !ok || len(empty.Messages) != 0 || !empty.Turn.UpdatedAt.Equal(now.Add(-5*time.Minute)) || empty.Turn.MessageCount != 0 {
+				t.Fatalf("empty turn %+v %v", empty, ok)
+			}
+			if _, ok := got.Turns["cur"]; ok || len(got.Turns) != 2 {
+				t.Fatalf("read %d turns", len(got.Turns))
+			}
+			want := map[string]model.SessionTrace{"ended": {Found: true, State: "COMPLETED"},
+				"archived": {Found: true, State: "WAITING_FOR_INPUT", TaskArchived: true}, "deleted": {}}
+			if !reflect.DeepEqual(got.Sessions, want) {
+				t.Fatalf("sessions %+v, want %+v", got.Sessions, want)
 			}
 		})
 	}

@@ -53,6 +53,9 @@ type Turn struct {
 	CreatedAt   *string
 	CompletedAt *string
 	Metadata    *string
+	// UpdatedAt is the row's updated_at; nil writes its completed_at, or
+	// its started_at while it is open.
+	UpdatedAt *string
 }
 
 // Message is a task_session_messages row.

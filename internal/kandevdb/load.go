@@ -253,7 +253,14 @@ func tables(d Dataset) []table {
 		out[1].rows = append(out[1].rows, []any{s.ID, s.TaskID, s.State, primary, s.StartedAt, s.CompletedAt, or(s.UpdatedAt, epoch)})
 	}
 	for _, t := range d.Turns {
-		out[2].rows = append(out[2].rows, []any{t.ID, t.SessionID, t.TaskID, t.StartedAt, t.CreatedAt, t.CompletedAt, t.Metadata, t.StartedAt})
+		updated := &t.StartedAt
+		switch {
+		case t.UpdatedAt != nil:
+			updated = t.UpdatedAt
+		case t.CompletedAt != nil:
+			updated = t.CompletedAt
+		}
+		out[2].rows = append(out[2].rows, []any{t.ID, t.SessionID, t.TaskID, t.StartedAt, t.CreatedAt, t.CompletedAt, t.Metadata, updated})
 	}
 	for _, m := range d.Messages {
 		out[3].rows = append(out[3].rows, []any{m.ID, m.SessionID, m.TaskID, m.TurnID, or(m.Author, "agent"), or(m.Type, "message"), m.Content, m.Metadata, m.CreatedAt, or(m.UpdatedAt, m.CreatedAt)})

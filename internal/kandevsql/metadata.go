@@ -57,7 +57,7 @@ type metaKey struct {
 // wholeMetadata keeps only these.
 func metaMembers() []metaKey {
 	return []metaKey{{"status", 'v', 0}, {"pending_id", 'v', 0}, {"question_id", 'v', 0}, {"tool_call_id", 'v', 0},
-		{"action_visibility", 'v', 0}, {"script_type", 'v', 0}, {"question_index", 'v', 0},
+		{"action_visibility", 'v', 0}, {"script_type", 'v', 0}, {"is_resuming", 'v', 0}, {"question_index", 'v', 0},
 		{"parent_question", 'v', 0}, {"agent_disconnected", 'v', 0}, {"cancelled", 'v', 0}, {"question", 'q', 0}, {"request_id", 'v', 0},
 		{"options", 'p', 0}}
 }

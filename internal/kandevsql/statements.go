@@ -106,9 +106,10 @@ func badExpr(d authority.Dialect, alias, only string) string {
 //   - kandev's view: its newest eligible turn by D1 keys 2–4 (lifecycle
 //     turns included), walking the (task_session_id, started_at) index
 //     newest first and stopping at the first match, with that turn's
-//     lifecycle flag;
+//     lifecycle flag and updated_at (a restart's instant, when it closed
+//     the turn);
 //   - only when kandev's turn is a lifecycle turn, the same walk for the
-//     newest eligible conversational turn.
+//     newest eligible conversational turn, with its updated_at.
 //
 // Go then applies D1's first key: the current turn is the newest open turn
 // when any is open, else the newest eligible conversational one — kandev's
@@ -137,8 +138,8 @@ func Sessions(d authority.Dialect, hasQueued, oneTask bool, probeIndex string) s
 		arr, agg = "json_build_array", "json_agg"
 	}
 	lifecycle := authority.FlagSQL(d, "tu.metadata", authority.KeyLifecycleOnly)
-	kandevCols := fmt.Sprintf("%s(%s, %s, %s, %s, CAST(%s AS TEXT))%s", arr, asText(d, "tu.id"), asText(d, "tu.started_at"), asText(d, "tu.completed_at"),
-		badExpr(d, "tu", ""), lifecycle, textCast(d))
+	kandevCols := fmt.Sprintf("%s(%s, %s, %s, %s, CAST(%s AS TEXT), %s)%s", arr, asText(d, "tu.id"), asText(d, "tu.started_at"), asText(d, "tu.completed_at"),
+		badExpr(d, "tu", ""), lifecycle, asText(d, "tu.updated_at"), textCast(d))
 	// On PostgreSQL the open-turn probe names kandev's turn (k.id) and
 	// leaves its metadata alone: that turn is usually the open one, and its
 	// own column already forces it through ::jsonb, so it is not parsed
@@ -152,7 +153,8 @@ func Sessions(d authority.Dialect, hasQueued, oneTask bool, probeIndex string) s
 		agg, arr, asText(d, "tu.started_at"), asText(d, "tu.created_at"), badExpr(d, "tu", openOnly), textCast(d), pred, asText(d, "tu.id"))
 	conversational := func(isLifecycle, session string) string {
 		return fmt.Sprintf("CASE WHEN %s THEN %s END", isLifecycle, newestProbe(d,
-			fmt.Sprintf("%s(%s, %s, %s, %s)%s", arr, asText(d, "tu.id"), asText(d, "tu.started_at"), asText(d, "tu.completed_at"), badExpr(d, "tu", ""), textCast(d)),
+			fmt.Sprintf("%s(%s, %s, %s, %s, %s)%s", arr, asText(d, "tu.id"), asText(d, "tu.started_at"), asText(d, "tu.completed_at"), badExpr(d, "tu", ""),
+				asText(d, "tu.updated_at"), textCast(d)),
 			hint, session, rulePred, newest))
 	}
 	qjoin, qcol := queuedJoin(hasQueued)
@@ -235,13 +237,13 @@ func SessionTurns(d authority.Dialect, hasQueued, oneTask bool) string {
 	qjoin, qcol := queuedJoin(hasQueued)
 	return fmt.Sprintf(`WITH %[1]s
 SELECT r.session_id, r.task_id, r.state, r.is_primary, r.session_started_at, r.title, r.workspace_id, r.task_metadata,
-       %[2]s AS queued, tu.id, %[3]s, %[4]s, %[5]s, tu.metadata,
+       %[2]s AS queued, tu.id, %[3]s, %[4]s, %[5]s, %[7]s, tu.metadata,
        EXISTS (SELECT 1 FROM task_session_messages m WHERE m.turn_id = tu.id)
 FROM active r
 LEFT JOIN task_session_turns tu ON tu.task_session_id = r.session_id
 %[6]s
 ORDER BY r.session_id`,
-		activeCTE(d, oneTask), qcol, asText(d, "tu.started_at"), asText(d, "tu.created_at"), asText(d, "tu.completed_at"), qjoin)
+		activeCTE(d, oneTask), qcol, asText(d, "tu.started_at"), asText(d, "tu.created_at"), asText(d, "tu.completed_at"), qjoin, asText(d, "tu.updated_at"))
 }
 
 // Messages reads what the rules need from the current turns' messages,
@@ -251,9 +253,10 @@ ORDER BY r.session_id`,
 // script are told apart by metadata, read in Go; neither is activity) and
 // every clarification and permission request, whole; and of each
 // user-authored row its id, type and creation only (whether the agent
-// answered the last of them; their text is not needed). Content and
-// metadata are cut where they are read (bound.go, metadata.go): an agent
-// may have written megabytes.
+// answered the last of them; their text is not needed); and how many
+// messages the turn holds (a boot turn holds one). Content and metadata
+// are cut where they are read (bound.go, metadata.go): an agent may have
+// written megabytes.
 //
 // The newest update is the newest not after the limit given as the second
 // parameter (the scan's instant and a tolerance); updates after it are
@@ -261,20 +264,21 @@ ORDER BY r.session_id`,
 //
 // Each turn yields its position in the ids given (from 0) and, on SQLite,
 // one JSON array [newest updated_at, its type, [rows…], [user rows…], the
-// count of updates after the limit, and a sixth field]; on PostgreSQL the
-// same five as columns (each list NULL when it is empty). Each row's eighth field is, when its metadata is too big to
+// count of updates after the limit, the count of messages, and a seventh
+// field]; on PostgreSQL the same six as columns (each list NULL when it is
+// empty). Each row's eighth field is, when its metadata is too big to
 // read whole, what to read it by (messageMetadata). On PostgreSQL the type
-// comes from the one ordered
-// aggregate (the newest row first, as MAX picks its updated_at; NULLs last,
-// as MAX ignores them).
+// comes from the one ordered aggregate (the newest row first, as MAX picks
+// its updated_at; NULLs last, as MAX ignores them).
 // On SQLite the newest update is found by instant (julianday, millisecond
 // resolution), because kandev's timestamp shapes do not sort as text; the
-// row's own text comes back through SQLite's bare-column rule for max().
+// row's own text comes back through SQLite's bare-column rule for max(),
+// which holds only while the statement has no other min() or max().
 //
 // julianday reads every shape Go's parser takes but two (a lower-case "t",
 // an offset without a colon), and a MAX over it would pass over such a row
 // however new it is. So the MAX ranks a value julianday cannot read above
-// every instant, and the sixth field, "1", says that one did: the reader
+// every instant, and the seventh field, "1", says that one did: the reader
 // then reads those turns again with unordered set, which returns each such
 // update as a row of its own for Go to weigh, beside the MAX of the rest.
 // The rank is cheaper than testing every row for such a value in the one
@@ -317,7 +321,8 @@ SELECT c.n,
               substr(CAST(m.content AS TEXT), 1, ` + fmt.Sprint(readText) + `), ` + meta + `,
               CAST(m.created_at AS TEXT), CAST(m.updated_at AS TEXT), ` + big + `)) FILTER (WHERE ` + interesting + `),
             json_group_array(json_array(CAST(m.id AS TEXT), CAST(m.type AS TEXT), CAST(m.created_at AS TEXT))) FILTER (WHERE ` + user + `),
-            CAST(COUNT(*) FILTER (WHERE ` + plain + ` AND ` + ahead + `) AS TEXT)` + flag + `)
+            CAST(COUNT(*) FILTER (WHERE ` + plain + ` AND ` + ahead + `) AS TEXT),
+            CAST(COUNT(*) AS TEXT)` + flag + `)
    FROM task_session_messages m WHERE m.turn_id = c.turn_id)
 FROM cur c`
 	}
@@ -326,14 +331,15 @@ FROM cur c`
 	// than a subquery per turn building one value (measured: see
 	// docs/benchmarks-notes.md).
 	kept := plain + ` AND m.updated_at <= $2::timestamp`
-	return `SELECT c.n - 1, x.newest, x.newest_type, x.list, x.users, x.ahead
+	return `SELECT c.n - 1, x.newest, x.newest_type, x.list, x.users, x.ahead, x.total
 FROM unnest($1::text[]) WITH ORDINALITY AS c(turn_id, n) CROSS JOIN LATERAL (SELECT
             MAX(m.updated_at) FILTER (WHERE ` + kept + `) AS newest,
             (array_agg(m.type ORDER BY m.updated_at DESC NULLS LAST, m.id DESC) FILTER (WHERE ` + kept + `))[1] AS newest_type,
             COUNT(*) FILTER (WHERE ` + plain + ` AND m.updated_at > $2::timestamp) AS ahead,
             json_agg(json_build_array(m.id, m.author_type, m.type, substr(m.content, 1, ` + fmt.Sprint(readText) + `), ` + meta + `, m.created_at, m.updated_at, ` + big + `))
               FILTER (WHERE ` + interesting + `) AS list,
-            json_agg(json_build_array(m.id, m.type, m.created_at)) FILTER (WHERE ` + user + `) AS users
+            json_agg(json_build_array(m.id, m.type, m.created_at)) FILTER (WHERE ` + user + `) AS users,
+            COUNT(*) AS total
    FROM task_session_messages m WHERE m.turn_id = c.turn_id) x`
 }
 

@@ -22,13 +22,14 @@ import (
 //     body, which a resolve edit starts from (no other body is loaded:
 //     delivery reads its own);
 //   - the newest step of each kind's ladder (an episode's kind flips
-//     between the two clarification kinds): under one policy the newest due
-//     step is never older, so it is this one or not decided yet;
+//     between the two clarification kinds) to each outlet and channel:
+//     under one policy the newest due step to a destination is never
+//     older, so it is this one or not decided yet;
 //   - the newest visibility-change reply (kind/N: N only grows);
-//   - the step sent (or maybe sent) last, by when: repeats are measured
-//     from it;
-//   - the newest failed action that was to tell someone (the one `episodes
-//     retry` queues again);
+//   - the step sent (or maybe sent) last to each outlet and channel, by
+//     when: repeats are measured from it;
+//   - the newest failed action that was to tell someone, to each outlet
+//     and channel (those `episodes retry` queues again);
 //   - the first step sent (or maybe sent) to each outlet and channel: a
 //     resolve tells that outlet the episode cleared, in reply to it.
 //
@@ -59,9 +60,9 @@ FROM actions a JOIN (
   SELECT key, top_level FROM (
     SELECT a.key, a.state, CASE WHEN a.action = 'slack' AND (a.parent_key = '' OR EXISTS (SELECT 1 FROM actions f
         WHERE f.key = a.parent_key AND f.state IN ('failed', 'superseded'))) THEN 1 ELSE 0 END AS top_level, ` + sentStep + ` AS sent, ` + failedToTell + ` AS failed,
-      ROW_NUMBER() OVER (PARTITION BY a.episode_id, ` + s.family() + ` ORDER BY a.created_us DESC, a.key DESC) AS newest_of_family,
-      ROW_NUMBER() OVER (PARTITION BY a.episode_id, ` + sentStep + ` ORDER BY a.updated_us DESC, a.key DESC) AS last_sent,
-      ROW_NUMBER() OVER (PARTITION BY a.episode_id, ` + failedToTell + ` ORDER BY a.created_us DESC, a.key DESC) AS newest_failed,
+      ROW_NUMBER() OVER (PARTITION BY a.episode_id, ` + s.family() + `, a.action, a.channel ORDER BY a.created_us DESC, a.key DESC) AS newest_of_family,
+      ROW_NUMBER() OVER (PARTITION BY a.episode_id, ` + sentStep + `, a.action, a.channel ORDER BY a.updated_us DESC, a.key DESC) AS last_sent,
+      ROW_NUMBER() OVER (PARTITION BY a.episode_id, ` + failedToTell + `, a.action, a.channel ORDER BY a.created_us DESC, a.key DESC) AS newest_failed,
       ROW_NUMBER() OVER (PARTITION BY a.episode_id, a.action, a.channel, ` + sentStep + ` ORDER BY a.created_us, a.key) AS first_sent_to
     FROM actions a
     WHERE EXISTS (SELECT 1 FROM episodes e WHERE e.id = a.episode_id AND e.resolved_us IS NULL)

@@ -19,23 +19,29 @@ func (s *Snapshot) DropFuture(limit time.Time) {
 	for i := range s.Sessions {
 		ss := &s.Sessions[i]
 		drop(&ss.StartedAt, func() RowRef { return RowRef{Table: "task_sessions", ID: ss.ID} })
-		cur := ss.Current
-		if cur == nil {
-			continue
-		}
-		turn := func() RowRef { return TurnRowOf(cur.ID, cur.NullID, ss.ID) }
-		drop(&cur.StartedAt, turn)
-		drop(&cur.CompletedAt, turn)
-		for j := range ss.Messages {
-			m := &ss.Messages[j]
-			row := func() RowRef {
-				if m.Aggregate() {
-					return RowRef{Table: "task_session_messages", Of: "newest update, turn " + cur.ID}
-				}
-				return MessageRow(*m, cur.ID)
+		s.dropTurn(ss.ID, ss.Current, ss.Messages, drop)
+		s.dropTurn(ss.ID, ss.BeforeBoot, ss.BeforeBootMessages, drop)
+	}
+}
+
+// dropTurn applies drop to a turn's timestamps and its messages'.
+func (s *Snapshot) dropTurn(session string, cur *Turn, msgs []Message, drop func(*time.Time, func() RowRef)) {
+	if cur == nil {
+		return
+	}
+	turn := func() RowRef { return TurnRowOf(cur.ID, cur.NullID, session) }
+	drop(&cur.StartedAt, turn)
+	drop(&cur.CompletedAt, turn)
+	drop(&cur.UpdatedAt, turn)
+	for j := range msgs {
+		m := &msgs[j]
+		row := func() RowRef {
+			if m.Aggregate() {
+				return RowRef{Table: "task_session_messages", Of: "newest update, turn " + cur.ID}
 			}
-			drop(&m.CreatedAt, row)
-			drop(&m.UpdatedAt, row)
+			return MessageRow(*m, cur.ID)
 		}
+		drop(&m.CreatedAt, row)
+		drop(&m.UpdatedAt, row)
 	}
 }

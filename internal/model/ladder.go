@@ -31,6 +31,22 @@ type Step struct {
 	Webhook string `yaml:"webhook"`
 }
 
+// Destination names where an action of kind goes (channel is a Slack
+// channel or a webhook's name): a Slack channel, a webhook, Alertmanager,
+// kandev (a nudge and a cancel_and_nudge both act on the session), the log.
+// A ladder's steps replace one another only at one destination: the newest
+// due step to each goes out, so a Slack post and an alert due together
+// both go.
+func Destination(kind ActionKind, channel string) string {
+	switch kind {
+	case ActionNudge, ActionCancelAndNudge:
+		return "kandev"
+	case ActionSlack, ActionWebhook:
+		return string(kind) + ":" + channel
+	}
+	return string(kind)
+}
+
 // DefaultPolicy is a kind's ladder when the config gives none: Slack for
 // people, a log line for the invariant kandev broke. Automatic nudges are
 // opt-in, so no default ladder nudges.

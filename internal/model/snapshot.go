@@ -78,6 +78,14 @@ type Session struct {
 	// aggregate row carrying the newest update of the turn's other agent
 	// messages.
 	Messages []Message
+	// BeforeBoot is, when the current turn is a boot turn (the synthetic
+	// turn kandev writes on every resume, which released kandev does not
+	// mark lifecycle_only; internal/scan recognises it), the session's
+	// newest turn that is not one, by the same rule with boot turns left
+	// out, with BeforeBootMessages read as Messages are. nil otherwise, or
+	// when every turn is a boot turn.
+	BeforeBoot         *Turn
+	BeforeBootMessages []Message
 	// MalformedMetadata is true when a turn the answer rests on (the open
 	// turns, the newest conversational one, kandev's) or a message read
 	// from the current turn has metadata kandev itself cannot parse. Both
@@ -96,6 +104,20 @@ type Turn struct {
 	// CompletedAt is when a closed turn closed; zero while open, and when
 	// unparseable.
 	CompletedAt time.Time
+	// UpdatedAt is a closed turn's updated_at: when kandev last wrote the
+	// row, which for a turn a restart abandoned is the restart (its
+	// started_at and completed_at are the turn's start). Zero while open,
+	// and when missing or unparseable.
+	UpdatedAt time.Time
+	// MessageCount is how many messages the turn holds in kandev, all of
+	// them (Messages holds only those the rules read), once its messages
+	// were read.
+	MessageCount int
+	// RepliedAt is the newest creation among the turn's plain agent rows
+	// that are no question or permission, read only for a turn a restart
+	// may have abandoned (scan.MayBeAbandoned); zero otherwise, or when it
+	// holds none.
+	RepliedAt time.Time
 }
 
 // Message is one row of the current turn. A user-authored row carries its

@@ -6,6 +6,7 @@
 package policy
 
 import (
+	"slices"
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/model"
@@ -20,25 +21,53 @@ type Occurrence struct {
 }
 
 // Due returns the newest step occurrence due at now for an episode that
-// began at since. Only the newest is ever returned, so an outage, a silence
-// or quiet hours never release a burst of missed steps or repeats.
+// began at since, whatever its destination (DueSteps with one).
 func Due(since time.Time, p *model.Policy, now time.Time) (Occurrence, bool) {
-	last := -1
-	for i, s := range p.Steps {
-		if !since.Add(s.After).After(now) {
-			last = i
-		}
-	}
-	if last < 0 {
+	occ := DueSteps(since, p, now, func(model.Step) string { return "" })
+	if len(occ) == 0 {
 		return Occurrence{}, false
 	}
-	occ := Occurrence{Step: last, At: since.Add(p.Steps[last].After)}
-	if last == len(p.Steps)-1 && p.RepeatEvery > 0 {
-		n := int(now.Sub(occ.At) / p.RepeatEvery)
-		occ.Repeat = n
-		occ.At = occ.At.Add(time.Duration(n) * p.RepeatEvery)
+	return occ[0], true
+}
+
+// DueSteps returns, for each destination the ladder sends to (dest names a
+// step's), the newest step occurrence due at now for an episode that began
+// at since, in ladder order. A step replaces an earlier one only at the
+// same destination: with [slack after 0s, alertmanager after 15m] both are
+// due from 15 minutes on, and both go out. Only the newest per destination
+// is returned, so an outage, a silence or quiet hours never release a
+// burst of missed steps or repeats. The ladder's last step repeats every
+// repeat_every.
+//
+// since is when the condition began (a stall's last output, a question's
+// asking), not when the finding was first seen: steps whose after is at
+// or below the kind's threshold are all due when the episode opens.
+func DueSteps(since time.Time, p *model.Policy, now time.Time, dest func(model.Step) string) []Occurrence {
+	newest := map[string]int{}
+	var order []string
+	for i, s := range p.Steps {
+		if since.Add(s.After).After(now) {
+			continue
+		}
+		d := dest(s)
+		if _, ok := newest[d]; !ok {
+			order = append(order, d)
+		}
+		newest[d] = i
 	}
-	return occ, true
+	out := make([]Occurrence, 0, len(order))
+	for _, d := range order {
+		i := newest[d]
+		occ := Occurrence{Step: i, At: since.Add(p.Steps[i].After)}
+		if i == len(p.Steps)-1 && p.RepeatEvery > 0 {
+			n := int(now.Sub(occ.At) / p.RepeatEvery)
+			occ.Repeat = n
+			occ.At = occ.At.Add(time.Duration(n) * p.RepeatEvery)
+		}
+		out = append(out, occ)
+	}
+	slices.SortFunc(out, func(a, b Occurrence) int { return a.Step - b.Step })
+	return out
 }
 
 // RepeatCovered reports whether a repeat occurrence is already covered by a

@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,6 +77,42 @@ func TestRepeatCovered(t *testing.T) {
 		}
 		if got := RepeatCovered(Occurrence{Step: 0, Repeat: c.repeat, At: due}, p, last); got != c.covered {
 			t.Errorf("%s: covered %v, want %v", c.name, got, c.covered)
+		}
+	}
+}
+
+// TestDueSteps: the newest due step per destination; a later step to
+// another destination never replaces an earlier one.
+func TestDueSteps(t *testing.T) {
+	since := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	m := time.Minute
+	byAction := func(s model.Step) string { return string(s.Action) }
+	slackThenAM := &model.Policy{Steps: []model.Step{{After: 0, Action: "slack"}, {After: 15 * m, Action: "alertmanager"}}}
+	mixed := &model.Policy{Steps: []model.Step{{After: 0, Action: "slack"}, {After: time.Second, Action: "alertmanager"},
+		{After: 30 * m, Action: "slack", Mention: true}}, RepeatEvery: time.Hour}
+	cases := []struct {
+		name string
+		p    *model.Policy
+		at   time.Duration
+		want string // step/repeat per destination, in ladder order
+	}{
+		{"only Slack is due at first", slackThenAM, 0, "0/0"},
+		// A stall seen at stall_after (15m): both are due, both go.
+		{"Slack and Alertmanager due together", slackThenAM, 15 * m, "0/0 1/0"},
+		{"a second later, both", mixed, time.Second, "0/0 1/0"},
+		// The mention replaces the first Slack step only; the alert stays.
+		{"the newest Slack step and the alert", mixed, 30 * m, "1/0 2/0"},
+		// The last step repeats; the alert does not.
+		{"a repeat of the last step beside the alert", mixed, 90*m + 5*m, "1/0 2/1"},
+		{"nothing before since", mixed, -m, ""},
+	}
+	for _, c := range cases {
+		var got []string
+		for _, o := range DueSteps(since, c.p, since.Add(c.at), byAction) {
+			got = append(got, fmt.Sprintf("%d/%d", o.Step, o.Repeat))
+		}
+		if g := strings.Join(got, " "); g != c.want {
+			t.Errorf("%s: due %q, want %q", c.name, g, c.want)
 		}
 	}
 }

@@ -136,8 +136,8 @@ func (p *planner) open(identity string, f scan.Finding) {
 
 // refresh updates an episode still reported. A question that turned from
 // unanswered to shadowed (or back) follows the new kind's ladder; the change
-// itself is a thread reply — the new ladder's step when one is newly due,
-// else a reply of its own.
+// itself is a thread reply — the new ladder's Slack step when one is newly
+// due, else a reply of its own.
 func (p *planner) refresh(e model.Episode, f scan.Finding) {
 	flipped := f.Kind != e.Kind
 	if flipped {
@@ -147,36 +147,66 @@ func (p *planner) refresh(e model.Episode, f scan.Finding) {
 	e.TaskTitle, e.Finding = f.TaskTitle, findingJSON(f)
 	p.plan.Refresh = append(p.plan.Refresh, model.Refresh{ID: e.ID, Kind: e.Kind, KindChanges: e.KindChanges,
 		TaskTitle: f.TaskTitle, LastSeen: p.in.Now, Finding: e.Finding})
-	if newStep := p.steps(e); flipped && !newStep && firstSlack(e, nil) != nil {
+	if newSlack := p.steps(e); flipped && !newSlack && firstSlack(e, nil) != nil {
 		p.decide(e, fmt.Sprintf("kind/%d", e.KindChanges), 0, 0, model.Step{Action: model.ActionSlack})
 	}
 }
 
-// steps decides the episode's newest due step of its kind's ladder,
-// superseding older pending steps so that only the newest ever goes out. It
-// reports whether that step is a new decision.
-func (p *planner) steps(e model.Episode) bool {
+// steps decides, for each destination of its kind's ladder (a Slack
+// channel, a webhook, Alertmanager, kandev, the log), the newest due step,
+// superseding older pending steps to that destination only: a later step
+// elsewhere never replaces it. It reports whether a Slack step was newly
+// decided (which tells a kind change in the thread).
+func (p *planner) steps(e model.Episode) (newSlack bool) {
 	pol := p.policy(e.Kind)
-	occ, seq, ok := p.due(e)
-	if !ok {
-		return false
+	for _, occ := range p.due(e) {
+		step, seq := pol.Steps[occ.Step], stepSeq(e.Kind, occ)
+		fresh := actionBySeq(e, seq) == nil
+		if fresh && RepeatCovered(occ, pol, lastStepSent(e, p.destination(e, step))) {
+			continue
+		}
+		p.decide(e, seq, occ.Step, occ.Repeat, step)
+		newSlack = newSlack || fresh && p.kindOf(e, step) == model.ActionSlack
 	}
-	step := pol.Steps[occ.Step]
-	if actionBySeq(e, seq) == nil && RepeatCovered(occ, pol, lastStepSent(e)) {
-		return false
-	}
-	p.decide(e, seq, occ.Step, occ.Repeat, step)
-	return actionBySeq(e, seq) == nil
+	return newSlack
 }
 
-// due is the episode's newest due step of its kind's ladder and its seq.
-func (p *planner) due(e model.Episode) (Occurrence, string, bool) {
-	occ, ok := Due(e.Since, p.policy(e.Kind), p.in.Now)
-	return occ, fmt.Sprintf("step/%s/%d/%d", e.Kind, occ.Step, occ.Repeat), ok
+// due is the episode's newest due step to each destination of its kind's
+// ladder.
+func (p *planner) due(e model.Episode) []Occurrence {
+	return DueSteps(e.Since, p.policy(e.Kind), p.in.Now, func(s model.Step) string { return p.destination(e, s) })
 }
+
+// stepSeq names a step occurrence within its episode.
+func stepSeq(kind model.Kind, occ Occurrence) string {
+	return fmt.Sprintf("step/%s/%d/%d", kind, occ.Step, occ.Repeat)
+}
+
+// kindOf is what a step of episode e runs as (actionKind).
+func (p *planner) kindOf(e model.Episode, s model.Step) model.ActionKind {
+	return actionKind(s.Action, e.Kind, p.in.Routing != nil)
+}
+
+// destination is where a step of episode e goes: every Slack step of an
+// episode to its route's channel, a webhook step to its webhook.
+func (p *planner) destination(e model.Episode, s model.Step) string {
+	kind := p.kindOf(e, s)
+	switch kind {
+	case model.ActionSlack:
+		ch, _ := Route(*p.in.Routing, e)
+		return model.Destination(kind, ch)
+	case s.Action:
+		return model.Destination(kind, s.Webhook)
+	}
+	return model.Destination(kind, "")
+}
+
+// destinationOf is where a decided action went (destination's view of it).
+func destinationOf(a model.Action) string { return model.Destination(a.Kind, a.Channel) }
 
 // Wanted names the stored actions Decide needs that st may lack: each
-// still-reported episode's newest due step that st does not hold. Under one
+// still-reported episode's newest due step to each destination that st
+// does not hold. Under one
 // policy that step is stored only as the newest of its ladder, which the
 // ledger loads; a policy edited while the episode is open can make an older
 // step due again, and Decide must see that it exists (to decide it again,
@@ -195,8 +225,10 @@ func Wanted(st model.Ledger, in Input) []string {
 		}
 		delete(byIdentity, e.Identity) // Decide reads the first finding only
 		e.Kind = f.Kind
-		if _, seq, ok := p.due(e); ok && actionBySeq(e, seq) == nil {
-			keys = append(keys, Key(e.ID, seq))
+		for _, occ := range p.due(e) {
+			if seq := stepSeq(e.Kind, occ); actionBySeq(e, seq) == nil {
+				keys = append(keys, Key(e.ID, seq))
+			}
 		}
 	}
 	return keys
@@ -207,7 +239,7 @@ func Wanted(st model.Ledger, in Input) []string {
 // plan when the digest changed (a conflict, for the ledger to count), not
 // when it is the same.
 func (p *planner) decide(e model.Episode, seq string, index, repeat int, step model.Step) {
-	kind := actionKind(step.Action, e.Kind, p.in.Routing != nil)
+	kind := p.kindOf(e, step)
 	key := Key(e.ID, seq)
 	a := model.Action{Key: key, EpisodeID: e.ID, Seq: seq, Step: index, Repeat: repeat, Kind: kind,
 		CreatedAt: p.in.Now, NextAttempt: p.in.Now}
@@ -217,8 +249,9 @@ func (p *planner) decide(e model.Episode, seq string, index, repeat int, step mo
 	} else {
 		superseded := map[string]bool{}
 		if strings.HasPrefix(seq, "step/") {
+			dest := p.destination(e, step)
 			for _, old := range e.Actions {
-				if strings.HasPrefix(old.Seq, "step/") && old.State == model.StatePending && !old.Uncertain {
+				if strings.HasPrefix(old.Seq, "step/") && old.State == model.StatePending && !old.Uncertain && destinationOf(old) == dest {
 					superseded[old.Key] = true
 					p.plan.Supersede = append(p.plan.Supersede, old.Key)
 				}
@@ -250,13 +283,13 @@ func (p *planner) decide(e model.Episode, seq string, index, repeat int, step mo
 	p.plan.Actions = append(p.plan.Actions, a)
 }
 
-// lastStepSent is when the episode's newest step message went out, or may
+// lastStepSent is when the episode's newest step to dest went out, or may
 // have: delivered, in flight, or pending after an attempt that may have
 // landed.
-func lastStepSent(e model.Episode) time.Time {
+func lastStepSent(e model.Episode, dest string) time.Time {
 	var last time.Time
 	for _, a := range e.Actions {
-		if mayHaveLanded(a) && strings.HasPrefix(a.Seq, "step/") && a.UpdatedAt.After(last) {
+		if mayHaveLanded(a) && strings.HasPrefix(a.Seq, "step/") && destinationOf(a) == dest && a.UpdatedAt.After(last) {
 			last = a.UpdatedAt
 		}
 	}

@@ -31,6 +31,11 @@ func TestRetryFailed(t *testing.T) {
 		ep("e6", act("e6-first", model.StateSuperseded, 0), act("e6-mention", model.StateFailed, 30*time.Minute)),
 		// A log line is not a message to anyone.
 		ep("e9", act("e9-first", model.StateFailed, 0), model.Action{Key: "e9-log", Kind: model.ActionLog, State: model.StateDelivered}),
+		// A Slack post and an alert both failed: each destination's newest
+		// is queued, since each destination gets its own newest step.
+		ep("e11", model.Action{Key: "e11-slack", Kind: model.ActionSlack, Channel: "C1", State: model.StateFailed, CreatedAt: t0},
+			model.Action{Key: "e11-am", Kind: model.ActionAlertmanager, State: model.StateFailed, CreatedAt: t0.Add(time.Second)},
+			model.Action{Key: "e11-mention", Kind: model.ActionSlack, Channel: "C1", State: model.StateFailed, CreatedAt: t0.Add(time.Hour)}),
 		// Nothing failed.
 		ep("e7", act("e7-first", model.StateDelivered, 0)),
 		ep("e8"),
@@ -42,7 +47,8 @@ func TestRetryFailed(t *testing.T) {
 		want []string
 		ok   bool
 	}{
-		{"all open episodes", "", []string{"e1-first", "e2-mention", "e6-mention", "e9-first"}, true},
+		{"all open episodes", "", []string{"e1-first", "e2-mention", "e6-mention", "e9-first", "e11-mention", "e11-am"}, true},
+		{"two destinations", "e11", []string{"e11-mention", "e11-am"}, true},
 		{"one episode", "e2", []string{"e2-mention"}, true},
 		{"one that someone was told of", "e3", nil, true},
 		{"an episode that is not open", "e10", nil, false},
@@ -54,7 +60,7 @@ func TestRetryFailed(t *testing.T) {
 		}
 	}
 	// The episodes retry would queue are the ones an alert counts.
-	if got := Untold(st); len(got) != 2 || got["interrupted_session"] != 1 || got["stalled_turn"] != 3 {
-		t.Errorf("untold %v, want e1 (interrupted_session), e2, e6 and e9 (stalled_turn)", got)
+	if got := Untold(st); len(got) != 2 || got["interrupted_session"] != 1 || got["stalled_turn"] != 4 {
+		t.Errorf("untold %v, want e1 (interrupted_session), e2, e6, e9 and e11 (stalled_turn)", got)
 	}
 }

@@ -52,14 +52,15 @@ func TestCleared(t *testing.T) {
 		{"turn moved on", ptrTo(asked("answered")), model.KindUnansweredClarification, "turn-0", "p1", "the turn moved on"},
 		// Turn progress.
 		{"turn completed", ptrTo(with(session("RUNNING", 40*m), completed)), model.KindStalledTurn, "turn-1", "", "the turn completed"},
-		{"new turn", &open, model.KindStalledTurn, "turn-0", "", "the turn completed"},
+		// The turn moved on and its row was not read: only that is known.
+		{"new turn", &open, model.KindStalledTurn, "turn-0", "", "the turn moved on"},
 		{"output", &open, model.KindNeverStarted, "turn-1", "", "the agent produced output"},
 		{"launch hang over", &open, model.KindNeverStarted, "", "", "a turn started"},
 		{"resumed", &open, model.KindInterruptedSession, "", "", "the session resumed"},
 		{"one open turn", &open, model.KindMultipleOpenTurns, "", "", "one turn is open again"},
 	}
 	for _, c := range cases {
-		if got := Cleared(c.s, nil, c.kind, c.turn, c.pid); got != c.want {
+		if got := Cleared(Clearing{Session: c.s, Kind: c.kind, TurnID: c.turn, PendingID: c.pid}); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}
@@ -95,7 +96,76 @@ func TestClearedAfterTheTurnMovedOn(t *testing.T) {
 		{"not read", nil, model.KindUnansweredClarification, "the turn moved on"},
 	}
 	for _, c := range cases {
-		if got := Cleared(&moved, c.turn, c.kind, "turn-0", "p1"); got != c.want {
+		cl := Clearing{Session: &moved, Kind: c.kind, TurnID: "turn-0", PendingID: "p1"}
+		if c.turn != nil {
+			cl.Turn = &model.TurnTrace{Turn: model.Turn{ID: "turn-0", StartedAt: ago(40 * m), CompletedAt: ago(30 * m)}, Messages: c.turn}
+		}
+		if got := Cleared(cl); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// TestClearedAfterARestart: a turn a restart abandoned clears as
+// abandoned, never as completed; a session it left parked says whether a
+// new turn started or the agent replied; a session that left the active
+// ones says whether it ended or its task was archived. Modeled on kandev's
+// rows: a restart closes the running turn at its start and writes its
+// updated_at.
+func TestClearedAfterARestart(t *testing.T) {
+	m := time.Minute
+	closedAtStart := func(s *model.Session) {
+		s.Current.Open, s.Current.CompletedAt, s.Current.UpdatedAt = false, s.Current.StartedAt, ago(12*m)
+	}
+	parked := func() model.Session {
+		return with(session("WAITING_FOR_INPUT", 30*m, userMessage(30*m), aggregate(25*m)), closedAtStart)
+	}
+	abandonedNow := parked()
+	finished := with(session("WAITING_FOR_INPUT", 30*m, userMessage(30*m), aggregate(21*m)), closedAgo(20*m))
+	cancelledTurn := with(session("WAITING_FOR_INPUT", 30*m, userMessage(30*m), agent("status", 20*m, `{"cancelled": true}`)), closedAgo(20*m))
+	// A resume wrote a boot turn after the abandoned one.
+	booted := with(parked(), resumed(5*m))
+	next := with(session("RUNNING", 2*m), func(s *model.Session) { s.Current.ID = "turn-2" }) // a turn after the episode's
+	restartDetail := &Detail{Interruption: InterruptionAbandoned, AbandonedTurnID: "turn-1", RestartAt: ptr("2026-11-29T11:48:00Z")}
+	repliedSince := with(parked(), func(s *model.Session) { s.Current.RepliedAt = ago(m) })
+	queued := with(parked(), func(s *model.Session) { s.Queued = 1 })
+	trace := func(s model.Session) *model.TurnTrace {
+		tr := &model.TurnTrace{Turn: *s.Current, Messages: s.Messages}
+		tr.Turn.ID = "turn-0"
+		return tr
+	}
+	cases := []struct {
+		name string
+		c    Clearing
+		want string
+	}{
+		// The stall's (or never-started) turn closed at its start by a
+		// restart: abandoned, on the turn itself, under a boot turn, or
+		// read after the session moved on.
+		{"stall abandoned", Clearing{Kind: model.KindStalledTurn, TurnID: "turn-1", Session: &abandonedNow}, ClearedTurnAbandoned},
+		{"never started abandoned under a boot turn", Clearing{Kind: model.KindNeverStarted, TurnID: "turn-1", Session: &booted}, ClearedTurnAbandoned},
+		{"abandoned, read after a new turn", Clearing{Kind: model.KindStalledTurn, TurnID: "turn-0", Session: &next, Turn: trace(abandonedNow)}, ClearedTurnAbandoned},
+		// The agent finished: completed.
+		{"completed", Clearing{Kind: model.KindStalledTurn, TurnID: "turn-1", Session: &finished}, ClearedTurnCompleted},
+		{"completed, read after a new turn", Clearing{Kind: model.KindStalledTurn, TurnID: "turn-0", Session: &next, Turn: trace(finished)}, ClearedTurnCompleted},
+		// A person cancelled it (watchdogd's cancel_and_nudge too).
+		{"cancelled", Clearing{Kind: model.KindStalledTurn, TurnID: "turn-1", Session: &cancelledTurn}, ClearedCancelled},
+		// A session a restart left parked.
+		{"parked: a new turn", Clearing{Kind: model.KindInterruptedSession, Detail: restartDetail, Session: &next}, ClearedNewTurn},
+		{"parked: the agent replied", Clearing{Kind: model.KindInterruptedSession, Detail: restartDetail, Session: &repliedSince}, ClearedAgentReplied},
+		{"parked: a message queued", Clearing{Kind: model.KindInterruptedSession, Detail: restartDetail, Session: &queued}, ClearedQueued},
+		{"parked: no longer", Clearing{Kind: model.KindInterruptedSession, Detail: restartDetail, Session: &abandonedNow}, ClearedUnparked},
+		// A boot turn is no new turn.
+		{"parked: only a boot turn since", Clearing{Kind: model.KindInterruptedSession, Detail: restartDetail, Session: &booted}, ClearedUnparked},
+		{"parked, stored without its turn", Clearing{Kind: model.KindInterruptedSession, Session: &next}, ClearedResumed},
+		// The session left the active ones.
+		{"task archived", Clearing{Kind: model.KindInterruptedSession, Gone: &model.SessionTrace{Found: true, State: "WAITING_FOR_INPUT", TaskArchived: true}}, ClearedTaskArchived},
+		{"session ended", Clearing{Kind: model.KindStalledTurn, Gone: &model.SessionTrace{Found: true, State: "COMPLETED"}}, ClearedSessionEnded},
+		{"session gone", Clearing{Kind: model.KindStalledTurn, Gone: &model.SessionTrace{}}, ClearedSessionGone},
+		{"session not read", Clearing{Kind: model.KindStalledTurn}, ClearedSessionEnded},
+	}
+	for _, c := range cases {
+		if got := Cleared(c.c); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}

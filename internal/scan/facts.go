@@ -98,6 +98,11 @@ func readFacts(s model.Session) facts {
 	for i := range s.Messages {
 		m := s.Messages[i]
 		f.observe(m)
+		if m.Aggregate() {
+			// It stands for the newest plain agent update, whose type may
+			// be a question's or a permission's; those rows are read whole.
+			continue
+		}
 		switch m.Type {
 		case "clarification_request":
 			if pendingStatus(m) {

@@ -76,13 +76,19 @@ func preferForTask(a, b *model.Session) bool {
 }
 
 // analyze applies the findings table to one session.
+//
+// The findings judge the session's newest turn that is not a boot turn
+// (Judged): the current turn, unless kandev's resume wrote a boot turn
+// after it. The report's current turn is the rule's.
 func analyze(s model.Session, interruptTarget bool, opts Options, now time.Time) (SessionReport, []Finding) {
-	f := readFacts(s)
+	cur := s
+	cur.Current, cur.Messages = Judged(s)
+	f := readFacts(cur)
 	kandevTurn := s.KandevTurnID
 	if opts.KandevRule == RuleSpec && s.Current != nil {
 		kandevTurn = s.Current.ID
 	}
-	sr := sessionReport(s, f, kandevTurn)
+	sr := sessionReport(s, cur.Current, f, kandevTurn)
 	base := Finding{SessionID: storable(s.ID), TaskID: storable(s.TaskID), TaskTitle: storable(s.TaskTitle),
 		WorkspaceID: storable(s.WorkspaceID), State: storable(s.State), Link: TaskLink(opts.BaseURL, s.TaskID)}
 	var out []Finding
@@ -93,9 +99,9 @@ func analyze(s model.Session, interruptTarget bool, opts Options, now time.Time)
 		out = append(out, g)
 	}
 	th := opts.Thresholds
-	askFindings(f, s.Current, kandevTurn, th, now, add)
-	turnFindings(s, f, th, now, add)
-	interruptedFindings(s, f, interruptTarget, th, now, add)
+	askFindings(f, cur.Current, kandevTurn, th, now, add)
+	turnFindings(cur, f, th, now, add)
+	interruptedFindings(cur, f, interruptTarget, th, now, add)
 	if s.OpenTurns > 1 && !s.SecondOpenStartedAt.IsZero() {
 		add(model.KindMultipleOpenTurns, s.SecondOpenStartedAt, nil, nil, &Detail{OpenTurns: s.OpenTurns})
 	}
@@ -154,59 +160,6 @@ func turnFindings(s model.Session, f facts, th Thresholds, now time.Time, add ad
 	}
 }
 
-// interruptedFindings adds a session left waiting for input by work kandev
-// dropped, with nothing pending or queued that would move it on:
-//
-//   - parked by a restart: kandev set the task's interrupted_at, and the
-//     session it concerns has no open turn;
-//   - a follow-up prompt dropped: the current turn closed without a reply
-//     to its last user message, and the user did not cancel it. kandev sets
-//     no interrupted_at for that and shows the session idle, so nobody else
-//     would say so;
-//   - a permission lost: the current turn closed while the agent waited
-//     for a permission, which kandev still shows but can no longer grant.
-//
-// A permission still marked pending on the closed turn is named: kandev
-// shows it, but it can no longer be granted.
-func interruptedFindings(s model.Session, f facts, interruptTarget bool, th Thresholds, now time.Time, add adder) {
-	cur := s.Current
-	if s.State != "WAITING_FOR_INPUT" || f.anyPending || s.Queued > 0 || cur != nil && cur.Open {
-		return
-	}
-	d := &Detail{}
-	if p := f.lostPermission; p != nil {
-		d.LostPermission = &LostPermission{PendingID: p.pendingID, Permission: p.text}
-	}
-	if at, ok := interruptedAt(s); ok && interruptTarget {
-		if now.Sub(at) >= th.InterruptedAfter {
-			d.Interruption = InterruptionRestart
-			add(model.KindInterruptedSession, at, nil, nil, d)
-		}
-		return
-	}
-	if cur == nil || f.cancelled {
-		return
-	}
-	switch {
-	case f.unanswered():
-		d.Interruption = InterruptionDroppedPrompt
-	case f.lostPermission != nil:
-		d.Interruption = InterruptionLostPermission
-	default:
-		return
-	}
-	// A close read as missing (too far ahead to be true, or in no shape
-	// kandev writes) is taken as the turn's start: a restart closes a turn
-	// at its start, and the finding must not wait on the clock.
-	closed := cur.CompletedAt
-	if closed.IsZero() {
-		closed = cur.StartedAt
-	}
-	if !closed.IsZero() && now.Sub(closed) >= th.InterruptedAfter {
-		add(model.KindInterruptedSession, closed, nil, nil, d)
-	}
-}
-
 // turnRef is the turn a finding names: none (turn_id null) for a turn
 // whose id is NULL in kandev's table, which nothing can address.
 func turnRef(cur *model.Turn) *string {
@@ -225,7 +178,7 @@ func interruptedAt(s model.Session) (time.Time, bool) {
 	return kandevtime.Parse(v)
 }
 
-func sessionReport(s model.Session, f facts, kandevTurn string) SessionReport {
+func sessionReport(s model.Session, judged *model.Turn, f facts, kandevTurn string) SessionReport {
 	sr := SessionReport{
 		SessionID: s.ID, TaskID: s.TaskID, TaskTitle: s.TaskTitle, WorkspaceID: s.WorkspaceID, State: s.State,
 		OpenTurns: s.OpenTurns, MalformedMetadata: s.MalformedMetadata, PendingClarifications: []BundleReport{},
@@ -234,7 +187,11 @@ func sessionReport(s model.Session, f facts, kandevTurn string) SessionReport {
 		sr.KandevCurrentTurnID = ptr(kandevTurn)
 	}
 	if c := s.Current; c != nil {
-		sr.CurrentTurn = &TurnReport{ID: c.ID, Open: c.Open, StartedAt: rfc(c.StartedAt), LastActivityAt: rfc(latest(c.StartedAt, f.lastAgent))}
+		last := c.StartedAt // a boot turn, the current one when judged is another, holds no activity
+		if c == judged {
+			last = latest(c.StartedAt, f.lastAgent)
+		}
+		sr.CurrentTurn = &TurnReport{ID: c.ID, Open: c.Open, StartedAt: rfc(c.StartedAt), LastActivityAt: rfc(last)}
 	}
 	for _, b := range f.bundles {
 		sr.PendingClarifications = append(sr.PendingClarifications, BundleReport{PendingID: b.pendingID, AskedAt: rfc(b.askedAt), Questions: len(b.questions), Detached: b.detached})

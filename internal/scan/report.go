@@ -100,12 +100,21 @@ type Detail struct {
 	// (shadowed_clarification).
 	KandevTurnID string `json:"kandev_turn_id,omitempty"`
 	// Interruption says what left the session parked
-	// (interrupted_session): a restart, a dropped prompt, or a lost
-	// permission.
+	// (interrupted_session): a restart, a dropped prompt, a lost
+	// permission, or a turn abandoned otherwise.
 	Interruption string `json:"interruption,omitempty"`
 	// LostPermission is a permission asked on the closed turn, which
 	// kandev still shows but can no longer grant (interrupted_session).
 	LostPermission *LostPermission `json:"lost_permission,omitempty"`
+	// AbandonedTurnID is the turn a restart abandoned (interrupted_session):
+	// the episode clears when the session's newest turn is another, or the
+	// agent replies on this one.
+	AbandonedTurnID string `json:"abandoned_turn_id,omitempty"`
+	// RestartAt is the restart instant of the abandoned turn (RestartAt).
+	RestartAt *string `json:"restart_at,omitempty"`
+	// AnsweredAt is when a person answered a question on the abandoned
+	// turn after the restart; the finding's since is then the answer.
+	AnsweredAt *string `json:"answered_at,omitempty"`
 }
 
 // What left a session parked (Detail.Interruption).
@@ -119,13 +128,19 @@ const (
 	// InterruptionLostPermission: its current turn closed while the agent
 	// waited for a permission, which kandev still shows but cannot grant.
 	InterruptionLostPermission = "lost_permission"
+	// InterruptionAbandoned: a restart abandoned its turn (closed at its
+	// start) while the agent worked, or after a question on it was
+	// answered, and no agent has picked the session up since.
+	InterruptionAbandoned = "abandoned"
 )
 
-// LostPermission is a permission request kandev still shows as pending on
-// a closed turn.
+// LostPermission is a permission request a restart lost on a closed turn:
+// kandev still shows it as pending, or (Status "expired") marked it expired
+// when a grant failed.
 type LostPermission struct {
 	PendingID  string `json:"pending_id"`
 	Permission string `json:"permission,omitempty"`
+	Status     string `json:"status,omitempty"`
 }
 
 // Question is one question of a clarification bundle, as the agent wrote it.

@@ -183,27 +183,6 @@ func headline(f scan.Finding, age string) (string, string) {
 	return escapeText(string(f.Kind)) + " on", ""
 }
 
-// interruptedText says what left a session parked and what a person does
-// about it: resume it, or send the lost message again. A permission kandev
-// still shows on the closed turn is named, since granting it there fails.
-func interruptedText(d *scan.Detail, age string) (string, string) {
-	head, body := "Session parked by a kandev restart "+age+" ago on", "Nothing is queued. Open it to resume."
-	switch d.Interruption {
-	case scan.InterruptionDroppedPrompt:
-		head = "Last message never answered on"
-		body = "kandev closed the turn " + age + " ago without a reply from the agent (a restart while it ran?) and shows the session idle. " +
-			"Resume the session or send the message again."
-	case scan.InterruptionLostPermission:
-		return "Permission request lost on", "kandev closed the turn " + age + " ago while the agent waited for a permission (a restart while it ran?). " +
-			"kandev still shows the request, but it can no longer be granted: resume the session for the agent to ask again."
-	}
-	if d.LostPermission != nil {
-		body += " kandev still shows the permission the agent asked for before that, but it can no longer be granted: " +
-			"the session must be resumed for the agent to ask again."
-	}
-	return head, body
-}
-
 func kindChangeText(f scan.Finding) (string, string) {
 	if f.Kind == model.KindShadowedClarification {
 		return "Now hidden in kandev:", "The agent was resumed and kandev treats a newer turn as current, so the question is not shown and answering it there will fail. " +

@@ -213,6 +213,21 @@ func TestInterruptedSessionSaysWhatWasLost(t *testing.T) {
 		{"lost permission", &scan.Detail{Interruption: scan.InterruptionLostPermission, LostPermission: lost},
 			[]string{"Permission request lost on", "closed the turn 25 min ago while the agent waited for a permission", "can no longer be granted",
 				"Permission asked before: run rm -rf build/?"}, []string{"never answered"}},
+		// A restart abandoned the turn while the agent worked.
+		{"abandoned", &scan.Detail{Interruption: scan.InterruptionAbandoned},
+			[]string{"Turn abandoned on", "kandev closed the turn 25 min ago without the agent finishing it (a kandev restart?)", "No agent has replied since"},
+			[]string{"permission", "answered"}},
+		// The permission the restart lost: a grant failed, kandev marked it
+		// expired; the session is still dead.
+		{"lost permission, expired", &scan.Detail{Interruption: scan.InterruptionLostPermission,
+			LostPermission: &scan.LostPermission{PendingID: "perm-1", Permission: "run rm -rf build/?", Status: "expired"}},
+			[]string{"Permission request lost on", "closed the turn 25 min ago", "marked the request expired", "still dead"}, []string{"still shows"}},
+		// A question answered after the restart: the wait counts from the
+		// answer; the restart is dated by its own instant.
+		{"answered after the restart", &scan.Detail{Interruption: scan.InterruptionAbandoned, RestartAt: ptrTo("2026-11-29T11:00:00Z"),
+			AnsweredAt: ptrTo("2026-11-29T11:35:00Z")},
+			[]string{"Turn abandoned on", `kandev closed the turn \u003c!date^1795950000^on`, "answered 25 min ago", "no agent has picked the session up since"},
+			[]string{"closed the turn 25 min ago"}},
 		// A finding stored by an older watchdogd has no detail: a restart.
 		{"no detail", nil, []string{"Session parked by a kandev restart 25 min ago"}, nil},
 	}
@@ -268,3 +283,5 @@ func TestEveryKindHasWords(t *testing.T) {
 		}
 	}
 }
+
+func ptrTo(s string) *string { return &s }
