@@ -122,9 +122,10 @@ func TestSlackFormAnswersABundle(t *testing.T) {
 	if err := json.Unmarshal([]byte(views[0]), &view); err != nil || len(view.Blocks) != 3 {
 		t.Fatalf("the form %s: %v", views[0], err)
 	}
+	jwt := optionValue(t, view.Blocks, "q0", "JWT")
 	submit, _ := json.Marshal(map[string]any{"type": "view_submission", "user": map[string]any{"id": "U0ALICE"},
 		"view": map[string]any{"callback_id": view.CallbackID, "private_metadata": view.PrivateMetadata, "state": map[string]any{"values": map[string]any{
-			"q0": map[string]any{"choice": map[string]any{"type": "static_select", "selected_option": map[string]any{"value": "1"}}},
+			"q0": map[string]any{"choice": map[string]any{"type": "static_select", "selected_option": map[string]any{"value": jwt}}},
 			"t1": map[string]any{"text": map[string]any{"type": "plain_text_input", "value": "One day"}},
 		}}}})
 	if c := post(t, listen, submit, nil); c != 200 {
@@ -136,4 +137,26 @@ func TestSlackFormAnswersABundle(t *testing.T) {
 	if len(r) != 1 || !r[0].Claimed || len(r[0].Answers) != 2 || r[0].Answers[0].Options[0] != "jwt" || r[0].Answers[1].Text != "One day" {
 		t.Fatalf("kandev's responds %+v", r)
 	}
+}
+
+// optionValue is the value of the option labelled label of the select in
+// the form's block block.
+func optionValue(t *testing.T, blocks []map[string]any, block, label string) string {
+	t.Helper()
+	for _, b := range blocks {
+		if b["block_id"] != block {
+			continue
+		}
+		el, _ := b["element"].(map[string]any)
+		opts, _ := el["options"].([]any)
+		for _, o := range opts {
+			o, _ := o.(map[string]any)
+			if txt, _ := o["text"].(map[string]any); txt["text"] == label {
+				v, _ := o["value"].(string)
+				return v
+			}
+		}
+	}
+	t.Fatalf("no option %q in block %s", label, block)
+	return ""
 }

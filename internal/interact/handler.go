@@ -72,16 +72,25 @@ func (h *Handler) Handle(ctx context.Context, ev Event) error {
 		h.openForm(ctx, ev)
 		return nil
 	}
-	read := func(f scan.Finding) (model.Click, string) {
-		c, err := ev.Value.Click(f)
+	read := func(e model.Episode, f scan.Finding) (model.Click, string) {
+		posted, ok := slack.Posted(e, ev.Channel, ev.TS)
+		if !ok {
+			return model.Click{}, "watchdogd holds no message of this alert where you clicked (pruned, or not its message)"
+		}
+		c, err := slack.Chosen(posted, ev.Value, f)
 		if err != nil {
 			return model.Click{}, term.OneLine(err)
 		}
 		return c, ""
 	}
 	if ev.Form != nil {
-		read = func(f scan.Finding) (model.Click, string) {
-			return model.Click{Button: model.ButtonAnswers, Answers: slack.Submitted(f, ev.Form)}, ""
+		read = func(_ model.Episode, f scan.Finding) (model.Click, string) {
+			meta := slack.FormMeta{Value: ev.Value, Channel: ev.Channel, TS: ev.TS, Questions: ev.Questions}
+			as, prints, problems := slack.Submitted(f, meta, ev.Form)
+			for _, p := range problems {
+				return model.Click{}, p
+			}
+			return model.Click{Button: model.ButtonAnswers, Answers: as, Prints: prints}, ""
 		}
 	}
 	got, err := h.Click(ctx, cycle.ClickIn{Episode: ev.Value.Episode, User: ev.User, Read: read})

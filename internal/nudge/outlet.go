@@ -13,6 +13,7 @@ import (
 
 	"github.com/watchdogd/watchdogd/internal/deliver"
 	"github.com/watchdogd/watchdogd/internal/model"
+	"github.com/watchdogd/watchdogd/internal/policy"
 	"github.com/watchdogd/watchdogd/internal/scan"
 	"github.com/watchdogd/watchdogd/internal/term"
 )
@@ -60,6 +61,13 @@ func (o *Outlet) Send(ctx context.Context, at deliver.Attempt) deliver.Sent {
 	}
 	if at.Current != nil && model.HumanOwesAnswer(at.Current.Kind) {
 		return deliver.Superseded(humanOwes)
+	}
+	if a.Kind == model.ActionSendMessage {
+		if b, err := model.DecodeClick(a.Body); err == nil {
+			if why := policy.NoLongerOffered(at.Current, b); why != "" {
+				return deliver.Superseded(why)
+			}
+		}
 	}
 	if err := o.Kandev.AddMessage(ctx, e.TaskID, e.SessionID, deliver.DecodeText(a.Body), ClientMessageID(a.Key)); err != nil {
 		return deliver.Error(err, Classify(err))
