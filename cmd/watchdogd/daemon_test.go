@@ -266,6 +266,8 @@ func TestSIGTERMDuringLongCycle(t *testing.T) {
 		t.Run(fmt.Sprintf("reload=%v", reload), func(t *testing.T) {
 			extra, base := daemonConfig(t, "policy:\n  stalled_turn:\n    steps:\n      - {after: 0s, action: cancel_and_nudge}\n")
 			e := newEnv(t, world(time.Now()), "sqlite", extra)
+			// A claim that outlives the cancel's settle wait (check-config).
+			writeConfigText(t, e, strings.Replace(baseConfig, "claim_ttl: 2s", "claim_ttl: 2m", 1))
 			d := e.startDaemon(base)
 			waitFor(t, 20*time.Second, "agent.cancel", func() bool { return len(e.ws.Cancels()) > 0 })
 			if reload {

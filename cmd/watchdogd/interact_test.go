@@ -65,11 +65,23 @@ func interactiveConfig(t *testing.T, e *env, block, more string) string {
 	if err := os.WriteFile(filepath.Join(e.dir, "signing"), []byte(signingSecret+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	if strings.Contains(more, "policy:\n") {
+		more = strings.Replace(more, "policy:\n", "policy:\n"+logStalls, 1)
+	} else {
+		more += "policy:\n" + logStalls
+	}
 	extra, base := daemonConfig(t, more)
 	text := strings.Replace(baseConfig, "  routes:\n", "  interactivity:\n"+block+"    allowed_users: [U0ALICE]\n  routes:\n", 1)
 	writeConfigText(t, e, text+extra)
 	return base
 }
+
+// logStalls keeps the clicks' claims short (claim_ttl 2s, so that a
+// killed holder's click is taken over at once): with Slack posts for
+// stalled turns, their "Cancel turn and nudge" button would need a claim
+// that outlives a cancel's settle wait, and these kandevs hold no stalled
+// turn.
+const logStalls = "  stalled_turn:\n    steps: [{after: 0s, action: log}]\n  never_started:\n    steps: [{after: 0s, action: log}]\n"
 
 // startInteractive turns slack.interactivity on in e's config (mode and
 // its settings in block; only U0ALICE may act), starts a daemon and waits

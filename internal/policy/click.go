@@ -54,7 +54,7 @@ func MayAct(a model.Actors, user string, members map[string][]string) bool {
 // which kandev refuses a plain message while it runs; never while a
 // person owes an answer (model.HumanOwesAnswer).
 func CancelAllowed(kind model.Kind) bool {
-	return kind == model.KindStalledTurn || kind == model.KindNeverStarted
+	return model.Cancellable(kind)
 }
 
 // SnoozeFor is how long each snooze button silences.
