@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -153,6 +154,26 @@ func post(t *testing.T, listen string, payload []byte, h http.Header) int {
 	return resp.StatusCode
 }
 
+// postBody sends a signed request whose payload is payload, and returns
+// the answer's status and body.
+func postBody(t *testing.T, listen, payload string) (int, string) {
+	t.Helper()
+	body := "payload=" + url.QueryEscape(payload)
+	req, err := http.NewRequest(http.MethodPost, "http://"+listen+interact.Path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = interact.Sign(config.Secret(signingSecret), []byte(body), time.Now())
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
 // ephemeralTo waits for an ephemeral reply to user containing text.
 func ephemeralTo(t *testing.T, s *slacktest.Server, user, text string) {
 	t.Helper()
@@ -184,6 +205,13 @@ func TestSlackHTTPClicks(t *testing.T) {
 	}
 	if n := d.metric(t, `watchdogd_slack_interactions_total{result="unauthorized"}`); n != 2 {
 		t.Fatalf("unauthorized counted %v", n)
+	}
+	// Signed, but no interaction in it: a 400 in watchdogd's words, the
+	// parser's own error (which quotes what it read) only in the log.
+	for _, payload := range []string{`{"type": "block_actions", "actions": [{"action_id": "watchdogd:answer", "value": 7}]}`, "{not json"} {
+		if code, body := postBody(t, listen, payload); code != 400 || body != "watchdogd cannot read this interaction\n" {
+			t.Fatalf("an unreadable interaction: %d %q", code, body)
+		}
 	}
 
 	if c := post(t, listen, click(t, posts["sess-a"], "U0BOB", "pgx"), nil); c != 200 {
