@@ -44,6 +44,15 @@ func TestSlackPermissionAndSendAsMessage(t *testing.T) {
 		t.Fatalf("permission click: %d", c)
 	}
 	waitFor(t, 20*time.Second, "kandev's permission answered", func() bool { return len(e.ws.PermissionAnswers()) > 0 })
+	waitFor(t, 20*time.Second, "the permission's message edited to say what was done", func() bool {
+		for _, m := range e.slack.Messages() {
+			b, _ := json.Marshal(m.Blocks)
+			if m.TS == posts["sess-perm"].TS && strings.Contains(string(b), `Allowed (allow once) by \u003c@U0ALICE\u003e from Slack`) {
+				return true
+			}
+		}
+		return false
+	})
 	send := click(t, posts["sess-shadowed"], "U0ALICE", "Send “pgx” as message")
 	for i := 0; i < 2; i++ {
 		if c := post(t, listen, send, nil); c != 200 {

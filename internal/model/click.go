@@ -74,9 +74,11 @@ type ClickBody struct {
 	// Prints are the click's (Click.Prints): each option chosen must
 	// still be offered when the click is delivered.
 	Prints []string `json:"prints,omitempty"`
-	// RequestID and OptionID answer a permission.
-	RequestID string `json:"request_id,omitempty"`
-	OptionID  string `json:"option_id,omitempty"`
+	// RequestID and OptionID answer a permission; OptionKind is kandev's
+	// kind of that option (allow_once, reject_always…), its story's verb.
+	RequestID  string `json:"request_id,omitempty"`
+	OptionID   string `json:"option_id,omitempty"`
+	OptionKind string `json:"option_kind,omitempty"`
 	// Until ends a snooze.
 	Until time.Time `json:"until,omitzero"`
 	// Channel and TS are the message the click's story is told on.

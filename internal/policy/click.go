@@ -226,7 +226,8 @@ func clickAction(e model.Episode, c model.Click, in ClickIn, b *model.ClickBody)
 		if i < 0 {
 			return "", "", "", "kandev's permission request offers no such option"
 		}
-		b.PendingID, b.RequestID, b.OptionID, b.What, b.Prints = e.PendingID, d.PermissionRequestID, c.Value, d.PermissionOptions[i].Name, c.Prints
+		o := d.PermissionOptions[i]
+		b.PendingID, b.RequestID, b.OptionID, b.OptionKind, b.What, b.Prints = e.PendingID, d.PermissionRequestID, c.Value, o.Kind, o.Name, c.Prints
 		return model.ActionPermission, c.Button, c.Value, ""
 	case model.ButtonCancelAndNudge:
 		if !CancelAllowed(e.Kind) {

@@ -269,3 +269,20 @@ func TestForm(t *testing.T) {
 		t.Fatalf("problems %v", problems)
 	}
 }
+
+// TestPermissionStory: a granted permission's edit says what was done, by
+// the kind of the option kandev offered, not the option's name as a verb.
+func TestPermissionStory(t *testing.T) {
+	for _, c := range []struct {
+		b    model.ClickBody
+		want string
+	}{
+		{model.ClickBody{User: "U1", What: "Allow", OptionKind: "allow_once"}, ":key: *Allowed (allow once) by <@U1> from Slack*"},
+		{model.ClickBody{User: "U1", What: "Never", OptionKind: "reject_always"}, ":key: *Rejected (reject always) by <@U1> from Slack*"},
+		{model.ClickBody{User: "U1", What: "Skip *it*"}, ":key: *Answered “Skip \u200b*it\u200b*” by <@U1> from Slack*"},
+	} {
+		if got := slack.Story(model.ActionPermission, c.b); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.b, got, c.want)
+		}
+	}
+}
