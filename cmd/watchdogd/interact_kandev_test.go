@@ -101,8 +101,10 @@ func TestNotifyTestChecksSocketMode(t *testing.T) {
 
 // TestSlackFormAnswersABundle: through the real binary, "Answer…" on a
 // bundle of two questions opens a form (views.open) with a select and a
-// text field per question; its submission, one option and one text,
-// answers kandev once with both.
+// text field per question; submitted with the second left blank, it is
+// answered with Slack's "errors" on that field (the form stays open) and
+// nothing is answered; then, one option and one text, it answers kandev
+// once with both.
 func TestSlackFormAnswersABundle(t *testing.T) {
 	m := time.Minute
 	b := kandevdb.NewBuilder(time.Now())
@@ -132,13 +134,26 @@ func TestSlackFormAnswersABundle(t *testing.T) {
 		t.Fatalf("the form %s: %v", views[0], err)
 	}
 	jwt := optionValue(t, view.Blocks, "q0", "JWT")
-	submit, _ := json.Marshal(map[string]any{"type": "view_submission", "user": map[string]any{"id": "U0ALICE"},
-		"view": map[string]any{"callback_id": view.CallbackID, "private_metadata": view.PrivateMetadata, "state": map[string]any{"values": map[string]any{
-			"q0": map[string]any{"choice": map[string]any{"type": "static_select", "selected_option": map[string]any{"value": jwt}}},
-			"t1": map[string]any{"text": map[string]any{"type": "plain_text_input", "value": "One day"}},
-		}}}})
-	if c := post(t, listen, submit, nil); c != 200 {
-		t.Fatalf("form submission: %d", c)
+	values := map[string]any{"q0": map[string]any{"choice": map[string]any{"type": "static_select", "selected_option": map[string]any{"value": jwt}}}}
+	submit := func() []byte {
+		b, _ := json.Marshal(map[string]any{"type": "view_submission", "user": map[string]any{"id": "U0ALICE"},
+			"view": map[string]any{"callback_id": view.CallbackID, "private_metadata": view.PrivateMetadata, "state": map[string]any{"values": values}}})
+		return b
+	}
+	// The second question left blank: Slack is asked to keep the form
+	// open with that field marked; nothing is answered.
+	code, body := postBody(t, listen, string(submit()))
+	var reply struct {
+		Action string            `json:"response_action"`
+		Errors map[string]string `json:"errors"`
+	}
+	if err := json.Unmarshal([]byte(body), &reply); code != 200 || err != nil || reply.Action != "errors" || len(reply.Errors) != 1 ||
+		!strings.Contains(reply.Errors["t1"], "Write an answer") {
+		t.Fatalf("a form with a question left blank: %d %q", code, body)
+	}
+	values["t1"] = map[string]any{"text": map[string]any{"type": "plain_text_input", "value": "One day"}}
+	if code, body := postBody(t, listen, string(submit())); code != 200 || body != "" {
+		t.Fatalf("form submission: %d %q", code, body)
 	}
 	waitFor(t, 20*time.Second, "kandev answered", func() bool { return len(e.ws.Responds()) > 0 })
 	time.Sleep(2 * time.Second)

@@ -1,6 +1,7 @@
 package interact
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -193,8 +194,14 @@ func (s *HTTP) handle(w http.ResponseWriter, r *http.Request, form url.Values) {
 		http.Error(w, unreadableInteraction, http.StatusBadRequest)
 		return
 	}
-	if err := s.Handler.Handle(r.Context(), ev); err != nil {
+	reply, err := s.Handler.Handle(r.Context(), ev)
+	if err != nil {
 		http.Error(w, "not saved; send it again", http.StatusInternalServerError)
+		return
+	}
+	if reply != nil {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(reply)
 		return
 	}
 	w.WriteHeader(http.StatusOK)

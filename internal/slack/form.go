@@ -97,10 +97,10 @@ func DecodeFormMeta(s string) (FormMeta, error) {
 // last seen: for each question the form showed (found by its print), the
 // option chosen (by its print) or the text written (a text wins: it is
 // what the person took the trouble to write), with the prints of the
-// options chosen. A question left blank is left out (policy refuses the
-// click: kandev wants one answer per question). A question or an option f
-// no longer holds is a problem, by the block id of the field that shows
-// it: nothing is answered then.
+// options chosen. A question left blank (kandev wants one answer per
+// question), or a question or an option f no longer holds, is a problem,
+// by the block id of the field that shows it: nothing is answered then,
+// and Slack keeps the form open with those fields marked.
 func Submitted(f scan.Finding, m FormMeta, state map[string]map[string]slackapi.BlockAction) (as []model.Answer, prints []string, problems map[string]string) {
 	d := f.Detail
 	if d == nil {
@@ -119,7 +119,12 @@ func Submitted(f scan.Finding, m FormMeta, state map[string]map[string]slackapi.
 			continue
 		}
 		sel := state[qb]["choice"].SelectedOption.Value
-		if sel == "" {
+		switch {
+		case sel == "" && len(q.Options) > 0:
+			problems[qb] = "Choose an option, or write your own answer below"
+			continue
+		case sel == "":
+			problems[tb] = "Write an answer: kandev wants one for each question"
 			continue
 		}
 		j := slices.IndexFunc(q.Options, func(o scan.Option) bool { return scan.OptionPrint(q, o) == sel })
