@@ -90,9 +90,10 @@ func (e *env) startDaemon(base string, env ...string) *daemonProc {
 // get fetches path from the daemon.
 func (d *daemonProc) get(path string) (int, string) { return d.send(http.MethodGet, path) }
 
-// waitView waits for the status page and API, which the daemon builds at
-// the end of each cycle: /readyz turns ready as soon as the first scan
-// succeeds, before the cycle has delivered and the first view is out.
+// waitView waits for the status page and API, which the daemon builds
+// once the first cycle's plan is saved and at the end of each cycle:
+// /readyz turns ready as soon as the first scan succeeds, before the
+// first view is out.
 func (d *daemonProc) waitView(t *testing.T) {
 	t.Helper()
 	waitFor(t, 20*time.Second, "the first cycle's view", func() bool { code, _ := d.get("/api/v1/findings"); return code == 200 })
@@ -226,7 +227,10 @@ func TestStatusPageInChromium(t *testing.T) {
 	extra, base := daemonConfig(t, "")
 	e := newEnv(t, world(time.Now()), "sqlite", extra)
 	d := e.startDaemon(base)
-	waitFor(t, 20*time.Second, "episodes", func() bool { _, p := d.get("/"); return strings.Count(p, `class="episode"`) == 9 })
+	waitFor(t, 20*time.Second, "episodes, their first posts delivered", func() bool {
+		_, p := d.get("/")
+		return strings.Count(p, `class="episode"`) == 9 && strings.Contains(p, "slack delivered")
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

@@ -103,6 +103,24 @@ func (d *daemon) nextView(cfg *config.Config) *view {
 	return d.readView(ctx, cfg)
 }
 
+// planned publishes a view of a cycle's saved plan, before its deliveries,
+// while the daemon has published none: the first cycle's deliveries may
+// take long (a busy channel), and until they end the page and the API
+// would show nothing while /readyz already says ready. Later cycles show
+// the view the one before left until they end.
+func (d *daemon) planned() {
+	if d.view.Load() != nil {
+		return
+	}
+	v := d.nextView(d.cfg.Load())
+	if v == nil {
+		return
+	}
+	d.status.mu.Lock()
+	d.publish(v)
+	d.status.mu.Unlock()
+}
+
 // readView reads the ledger for the next view; a read that fails gives a
 // view that says so.
 func (d *daemon) readView(ctx context.Context, cfg *config.Config) *view {
