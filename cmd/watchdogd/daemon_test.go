@@ -164,6 +164,7 @@ var allMetrics = []string{
 	"watchdogd_leader", "watchdogd_config_last_reload_successful", "watchdogd_config_last_reload_success_timestamp_seconds",
 	"watchdogd_last_successful_cycle_timestamp_seconds", "watchdogd_unparseable_timestamps", "watchdogd_alertmanager_resends_total", "watchdogd_slack_interactions_total",
 	"watchdogd_slack_requests_shed_total",
+	"watchdogd_destinations_closed", "watchdogd_closed_destination_actions_total",
 }
 
 // TestDaemon: started against a kandev-shaped database, the binary answers

@@ -108,6 +108,7 @@ func (c *Cycle) Run(ctx context.Context) (Result, error) {
 		c.OnPlan()
 	}
 	c.deliverer().Deliver(ctx, silences, res.Counts)
+	c.keepHolds(ctx)
 	c.prune(ctx, now)
 	c.logSummary(res, time.Since(start))
 	c.observeEpisodes(ctx)
