@@ -90,9 +90,10 @@ func (e *env) startDaemon(base string, env ...string) *daemonProc {
 // get fetches path from the daemon.
 func (d *daemonProc) get(path string) (int, string) { return d.send(http.MethodGet, path) }
 
-// waitView waits for the status page and API, which the daemon builds at
-// the end of each cycle: /readyz turns ready as soon as the first scan
-// succeeds, before the cycle has delivered and the first view is out.
+// waitView waits for the status page and API, which the daemon builds
+// once the first cycle's plan is saved and at the end of each cycle:
+// /readyz turns ready as soon as the first scan succeeds, before the
+// first view is out.
 func (d *daemonProc) waitView(t *testing.T) {
 	t.Helper()
 	waitFor(t, 20*time.Second, "the first cycle's view", func() bool { code, _ := d.get("/api/v1/findings"); return code == 200 })
@@ -163,6 +164,7 @@ var allMetrics = []string{
 	"watchdogd_leader", "watchdogd_config_last_reload_successful", "watchdogd_config_last_reload_success_timestamp_seconds",
 	"watchdogd_last_successful_cycle_timestamp_seconds", "watchdogd_unparseable_timestamps", "watchdogd_alertmanager_resends_total", "watchdogd_slack_interactions_total",
 	"watchdogd_slack_requests_shed_total",
+	"watchdogd_destinations_closed", "watchdogd_closed_destination_actions_total",
 }
 
 // TestDaemon: started against a kandev-shaped database, the binary answers
@@ -226,7 +228,10 @@ func TestStatusPageInChromium(t *testing.T) {
 	extra, base := daemonConfig(t, "")
 	e := newEnv(t, world(time.Now()), "sqlite", extra)
 	d := e.startDaemon(base)
-	waitFor(t, 20*time.Second, "episodes", func() bool { _, p := d.get("/"); return strings.Count(p, `class="episode"`) == 9 })
+	waitFor(t, 20*time.Second, "episodes, their first posts delivered", func() bool {
+		_, p := d.get("/")
+		return strings.Count(p, `class="episode"`) == 9 && strings.Contains(p, "slack delivered")
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -266,6 +271,8 @@ func TestSIGTERMDuringLongCycle(t *testing.T) {
 		t.Run(fmt.Sprintf("reload=%v", reload), func(t *testing.T) {
 			extra, base := daemonConfig(t, "policy:\n  stalled_turn:\n    steps:\n      - {after: 0s, action: cancel_and_nudge}\n")
 			e := newEnv(t, world(time.Now()), "sqlite", extra)
+			// A claim that outlives the cancel's settle wait (check-config).
+			writeConfigText(t, e, strings.Replace(baseConfig, "claim_ttl: 2s", "claim_ttl: 2m", 1))
 			d := e.startDaemon(base)
 			waitFor(t, 20*time.Second, "agent.cancel", func() bool { return len(e.ws.Cancels()) > 0 })
 			if reload {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/app"
+	"github.com/watchdogd/watchdogd/internal/deliver"
 	"github.com/watchdogd/watchdogd/internal/kandevtime"
 	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/policy"
@@ -225,7 +226,9 @@ func (c *episodesRetryCmd) args(pos []string) error {
 // episodesRetryCmd is `watchdogd episodes retry [ID]`: the operator fixed
 // what made actions fail for good and wants the open episodes nobody was
 // told of announced now, not at their next step (an interrupted session
-// has no next step). A running daemon sends them at its next cycle.
+// has no next step). It reopens every closed webhook too (one whose
+// receiver answered 410 Gone). A running daemon sends them at its next
+// cycle.
 func (c *episodesRetryCmd) run(ctx context.Context, e proc) error {
 	_, st, err := app.OpenLedger(ctx, inputs(c.config, "", e))
 	if err != nil {
@@ -244,6 +247,19 @@ func (c *episodesRetryCmd) run(ctx context.Context, e proc) error {
 	}
 	if !found {
 		return fmt.Errorf("no open episode %q", c.id)
+	}
+	reopened, err := st.Release(ctx, string(model.ActionWebhook), nil)
+	for _, h := range reopened {
+		if _, werr := fmt.Fprintf(e.stdout, "reopened webhook %s (closed since %s: %s)\n", term.Escape(deliver.DestinationName(h.Destination)),
+			h.Since.UTC().Format(time.RFC3339), term.Escape(h.Reason)); werr != nil {
+			return werr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if len(plan.Requeue) == 0 && len(reopened) > 0 {
+		return nil
 	}
 	if len(plan.Requeue) == 0 {
 		_, err = fmt.Fprintln(e.stdout, "nothing to retry: every open episode has a message delivered or on its way, or none failed")

@@ -27,6 +27,12 @@ var alertmanagerBin = flag.String("alertmanager", "../../bin/alertmanager", "a r
 // resolveTimeout, clustering off, and returns its base URL.
 func startAlertmanager(t *testing.T, resolveTimeout time.Duration) string {
 	t.Helper()
+	return startAlertmanagerWith(t, fmt.Sprintf("global:\n  resolve_timeout: %s\nroute:\n  receiver: blackhole\n  group_wait: 1s\nreceivers:\n  - name: blackhole\n", resolveTimeout))
+}
+
+// startAlertmanagerWith runs the real Alertmanager with config cfg.
+func startAlertmanagerWith(t *testing.T, cfg string) string {
+	t.Helper()
 	bin, err := filepath.Abs(*alertmanagerBin)
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +41,6 @@ func startAlertmanager(t *testing.T, resolveTimeout time.Duration) string {
 		t.Fatalf("no Alertmanager binary (build it with make %s): %v", "bin/alertmanager", err)
 	}
 	dir := t.TempDir()
-	cfg := fmt.Sprintf("global:\n  resolve_timeout: %s\nroute:\n  receiver: blackhole\n  group_wait: 1s\nreceivers:\n  - name: blackhole\n", resolveTimeout)
 	if err := os.WriteFile(filepath.Join(dir, "am.yml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -43,6 +43,7 @@ database:
 kandev:
   base_url: {{.ws}}
   token_file: {{.dir}}/kandev-token
+  timeout: 900ms
 state:
   url: {{.state}}
   claim_ttl: 2s

@@ -44,6 +44,15 @@ func TestSlackPermissionAndSendAsMessage(t *testing.T) {
 		t.Fatalf("permission click: %d", c)
 	}
 	waitFor(t, 20*time.Second, "kandev's permission answered", func() bool { return len(e.ws.PermissionAnswers()) > 0 })
+	waitFor(t, 20*time.Second, "the permission's message edited to say what was done", func() bool {
+		for _, m := range e.slack.Messages() {
+			b, _ := json.Marshal(m.Blocks)
+			if m.TS == posts["sess-perm"].TS && strings.Contains(string(b), `Allowed (allow once) by \u003c@U0ALICE\u003e from Slack`) {
+				return true
+			}
+		}
+		return false
+	})
 	send := click(t, posts["sess-shadowed"], "U0ALICE", "Send “pgx” as message")
 	for i := 0; i < 2; i++ {
 		if c := post(t, listen, send, nil); c != 200 {
@@ -92,8 +101,10 @@ func TestNotifyTestChecksSocketMode(t *testing.T) {
 
 // TestSlackFormAnswersABundle: through the real binary, "Answer…" on a
 // bundle of two questions opens a form (views.open) with a select and a
-// text field per question; its submission, one option and one text,
-// answers kandev once with both.
+// text field per question; submitted with the second left blank, it is
+// answered with Slack's "errors" on that field (the form stays open) and
+// nothing is answered; then, one option and one text, it answers kandev
+// once with both.
 func TestSlackFormAnswersABundle(t *testing.T) {
 	m := time.Minute
 	b := kandevdb.NewBuilder(time.Now())
@@ -122,13 +133,27 @@ func TestSlackFormAnswersABundle(t *testing.T) {
 	if err := json.Unmarshal([]byte(views[0]), &view); err != nil || len(view.Blocks) != 3 {
 		t.Fatalf("the form %s: %v", views[0], err)
 	}
-	submit, _ := json.Marshal(map[string]any{"type": "view_submission", "user": map[string]any{"id": "U0ALICE"},
-		"view": map[string]any{"callback_id": view.CallbackID, "private_metadata": view.PrivateMetadata, "state": map[string]any{"values": map[string]any{
-			"q0": map[string]any{"choice": map[string]any{"type": "static_select", "selected_option": map[string]any{"value": "1"}}},
-			"t1": map[string]any{"text": map[string]any{"type": "plain_text_input", "value": "One day"}},
-		}}}})
-	if c := post(t, listen, submit, nil); c != 200 {
-		t.Fatalf("form submission: %d", c)
+	jwt := optionValue(t, view.Blocks, "q0", "JWT")
+	values := map[string]any{"q0": map[string]any{"choice": map[string]any{"type": "static_select", "selected_option": map[string]any{"value": jwt}}}}
+	submit := func() []byte {
+		b, _ := json.Marshal(map[string]any{"type": "view_submission", "user": map[string]any{"id": "U0ALICE"},
+			"view": map[string]any{"callback_id": view.CallbackID, "private_metadata": view.PrivateMetadata, "state": map[string]any{"values": values}}})
+		return b
+	}
+	// The second question left blank: Slack is asked to keep the form
+	// open with that field marked; nothing is answered.
+	code, body := postBody(t, listen, string(submit()))
+	var reply struct {
+		Action string            `json:"response_action"`
+		Errors map[string]string `json:"errors"`
+	}
+	if err := json.Unmarshal([]byte(body), &reply); code != 200 || err != nil || reply.Action != "errors" || len(reply.Errors) != 1 ||
+		!strings.Contains(reply.Errors["t1"], "Write an answer") {
+		t.Fatalf("a form with a question left blank: %d %q", code, body)
+	}
+	values["t1"] = map[string]any{"text": map[string]any{"type": "plain_text_input", "value": "One day"}}
+	if code, body := postBody(t, listen, string(submit())); code != 200 || body != "" {
+		t.Fatalf("form submission: %d %q", code, body)
 	}
 	waitFor(t, 20*time.Second, "kandev answered", func() bool { return len(e.ws.Responds()) > 0 })
 	time.Sleep(2 * time.Second)
@@ -136,4 +161,26 @@ func TestSlackFormAnswersABundle(t *testing.T) {
 	if len(r) != 1 || !r[0].Claimed || len(r[0].Answers) != 2 || r[0].Answers[0].Options[0] != "jwt" || r[0].Answers[1].Text != "One day" {
 		t.Fatalf("kandev's responds %+v", r)
 	}
+}
+
+// optionValue is the value of the option labelled label of the select in
+// the form's block block.
+func optionValue(t *testing.T, blocks []map[string]any, block, label string) string {
+	t.Helper()
+	for _, b := range blocks {
+		if b["block_id"] != block {
+			continue
+		}
+		el, _ := b["element"].(map[string]any)
+		opts, _ := el["options"].([]any)
+		for _, o := range opts {
+			o, _ := o.(map[string]any)
+			if txt, _ := o["text"].(map[string]any); txt["text"] == label {
+				v, _ := o["value"].(string)
+				return v
+			}
+		}
+	}
+	t.Fatalf("no option %q in block %s", label, block)
+	return ""
 }

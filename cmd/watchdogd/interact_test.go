@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -65,11 +66,23 @@ func interactiveConfig(t *testing.T, e *env, block, more string) string {
 	if err := os.WriteFile(filepath.Join(e.dir, "signing"), []byte(signingSecret+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	if strings.Contains(more, "policy:\n") {
+		more = strings.Replace(more, "policy:\n", "policy:\n"+logStalls, 1)
+	} else {
+		more += "policy:\n" + logStalls
+	}
 	extra, base := daemonConfig(t, more)
 	text := strings.Replace(baseConfig, "  routes:\n", "  interactivity:\n"+block+"    allowed_users: [U0ALICE]\n  routes:\n", 1)
 	writeConfigText(t, e, text+extra)
 	return base
 }
+
+// logStalls keeps the clicks' claims short (claim_ttl 2s, so that a
+// killed holder's click is taken over at once): with Slack posts for
+// stalled turns, their "Cancel turn and nudge" button would need a claim
+// that outlives a cancel's settle wait, and these kandevs hold no stalled
+// turn.
+const logStalls = "  stalled_turn:\n    steps: [{after: 0s, action: log}]\n  never_started:\n    steps: [{after: 0s, action: log}]\n"
 
 // startInteractive turns slack.interactivity on in e's config (mode and
 // its settings in block; only U0ALICE may act), starts a daemon and waits
@@ -141,6 +154,26 @@ func post(t *testing.T, listen string, payload []byte, h http.Header) int {
 	return resp.StatusCode
 }
 
+// postBody sends a signed request whose payload is payload, and returns
+// the answer's status and body.
+func postBody(t *testing.T, listen, payload string) (int, string) {
+	t.Helper()
+	body := "payload=" + url.QueryEscape(payload)
+	req, err := http.NewRequest(http.MethodPost, "http://"+listen+interact.Path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = interact.Sign(config.Secret(signingSecret), []byte(body), time.Now())
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
 // ephemeralTo waits for an ephemeral reply to user containing text.
 func ephemeralTo(t *testing.T, s *slacktest.Server, user, text string) {
 	t.Helper()
@@ -172,6 +205,13 @@ func TestSlackHTTPClicks(t *testing.T) {
 	}
 	if n := d.metric(t, `watchdogd_slack_interactions_total{result="unauthorized"}`); n != 2 {
 		t.Fatalf("unauthorized counted %v", n)
+	}
+	// Signed, but no interaction in it: a 400 in watchdogd's words, the
+	// parser's own error (which quotes what it read) only in the log.
+	for _, payload := range []string{`{"type": "block_actions", "actions": [{"action_id": "watchdogd:answer", "value": 7}]}`, "{not json"} {
+		if code, body := postBody(t, listen, payload); code != 400 || body != "watchdogd cannot read this interaction\n" {
+			t.Fatalf("an unreadable interaction: %d %q", code, body)
+		}
 	}
 
 	if c := post(t, listen, click(t, posts["sess-a"], "U0BOB", "pgx"), nil); c != 200 {

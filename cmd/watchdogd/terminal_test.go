@@ -93,3 +93,23 @@ func TestTerminalOutputIsEscaped(t *testing.T) {
 		t.Errorf("silence list printed %d lines for one silence:\n%s", n, r.stdout)
 	}
 }
+
+// TestDryRunLogPreviewEscaped: `run --dry-run`'s preview of a log step
+// prints the finding's line escaped, on one line: the title's newline does
+// not begin a line of the terminal.
+func TestDryRunLogPreviewEscaped(t *testing.T) {
+	b := kandevdb.NewBuilder(time.Now())
+	s := b.Session("sess-log", hostileTerminal, "ws-web", "WAITING_FOR_INPUT", time.Hour, "")
+	s.Turn("turn-l", 50*time.Minute, -1, "").Clarification("p-l", "q-l", "Which?", "Which?", nil, "", 30*time.Minute, nil)
+	e := newEnv(t, b.DS, "sqlite", "policy:\n  unanswered_clarification:\n    steps: [{after: 0s, action: log}]\n")
+	r := watchdogd(t, e.environ(), "run", "--once", "--dry-run", "--config", e.cfg)
+	if r.code != 0 || !strings.Contains(r.stdout, "→ log: ") {
+		t.Fatalf("run --once --dry-run: %d %s%s", r.code, r.stdout, r.stderr)
+	}
+	checkTerminal(t, "run --dry-run's log preview", r.stdout, true)
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if strings.HasPrefix(line, "→ log: ") && !strings.Contains(line, `written\nforged`) {
+			t.Errorf("the log line is not one line, its newline escaped: %q", line)
+		}
+	}
+}

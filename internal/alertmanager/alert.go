@@ -90,8 +90,8 @@ func alert(e model.Episode, kind model.Kind, f scan.Finding, o Options, end time
 	title := term.TitleLabel(f.TaskTitle, f.TaskID)
 	a := Alert{Labels: labels,
 		Annotations: map[string]string{
-			"summary":     upperFirst(model.KindWords(kind)) + " on " + title,
-			"description": slack.Words(f),
+			"summary":     Inert(upperFirst(model.KindWords(kind))+" on "+title, MaxSummary),
+			"description": Inert(slack.Words(f), MaxDescription),
 			"kandev_url":  f.Link,
 			"runbook_url": o.RunbookURL,
 		},

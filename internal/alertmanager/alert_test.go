@@ -61,9 +61,9 @@ func TestAlerts(t *testing.T) {
 	switch {
 	case a.StartsAt != "2026-12-03T11:18:00Z" || a.EndsAt != "":
 		t.Errorf("startsAt %q endsAt %q, want the finding's since and no end", a.StartsAt, a.EndsAt)
-	case a.Annotations["summary"] != "Stalled turn on Fix <login>":
+	case a.Annotations["summary"] != "Stalled turn on Fix ‹login›":
 		t.Errorf("summary %q", a.Annotations["summary"])
-	case !strings.HasPrefix(a.Annotations["description"], "Agent stalled 42 min on Fix <login>. ") || strings.Contains(a.Annotations["description"], "&lt;"):
+	case !strings.HasPrefix(a.Annotations["description"], "Agent stalled 42 min on Fix ‹login›. ") || strings.Contains(a.Annotations["description"], "&lt;"):
 		t.Errorf("description %q: want Slack's words, plain", a.Annotations["description"])
 	case a.Annotations["kandev_url"] != f.Link || a.Annotations["runbook_url"] != opts.RunbookURL || a.GeneratorURL != f.Link:
 		t.Errorf("links %v, generatorURL %q", a.Annotations, a.GeneratorURL)
@@ -149,5 +149,35 @@ func TestPostToEveryMember(t *testing.T) {
 	}
 	if v, err := client(bad).Post(context.Background(), alerts); err == nil || v.Retry || !strings.Contains(err.Error(), "400") {
 		t.Errorf("refused: %v %+v, want a failure for good naming the status", err, v)
+	}
+}
+
+// TestInert: what an agent wrote reaches an annotation looking as written
+// and holding nothing a Slack or email template acts on: no < or > (no
+// mention, link or quote), no *, _, ~ or ` (no formatting), no & or @
+// that an entity or a named mention could start from; cut to its bound.
+func TestInert(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"<!channel> <https://evil.example|click>", "\u2039!channel\u203a \u2039https://evil.example|click\u203a"},
+		{"*bold* _it_ ~no~ `rm -rf /`", "\u2217bold\u2217 \u02cdit\u02cd \u223cno\u223c \u02cbrm -rf /\u02cb"},
+		{"&lt;b&gt; & @here @channel", "&\u200blt;b&\u200bgt; &\u200b @\u200bhere @\u200bchannel"},
+		{"> quoted\nplain", "\u203a quoted\nplain"},
+		{"pgx or lib/pq?", "pgx or lib/pq?"},
+	} {
+		if got := Inert(c.in, 100); got != c.want {
+			t.Errorf("Inert(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	long := Inert(strings.Repeat("<a>", 2000), MaxSummary)
+	if n := len([]rune(long)); n != MaxSummary || !strings.HasSuffix(long, model.CutMark) || strings.ContainsAny(long, "<>") {
+		t.Errorf("a long summary: %d characters, ends %q", n, long[len(long)-12:])
+	}
+	f := scan.Finding{Kind: model.KindUnansweredClarification, SessionID: "s1", TaskID: "t1", TaskTitle: strings.Repeat("<!channel> ", 300),
+		Detail: &scan.Detail{Questions: []scan.Question{{ID: "q1", Prompt: strings.Repeat("*x* ", 1500)}}}}
+	a := Alerts(model.Episode{ID: "e", Kind: f.Kind}, f, opts, time.Time{}, now)[0]
+	for name, limit := range map[string]int{"summary": MaxSummary, "description": MaxDescription} {
+		if v := a.Annotations[name]; len([]rune(v)) > limit || strings.ContainsAny(v, "<>*") {
+			t.Errorf("%s: %d characters, or markup left", name, len([]rune(v)))
+		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/watchdogd/watchdogd/internal/deliver"
 	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/nudge"
+	"github.com/watchdogd/watchdogd/internal/policy"
 	"github.com/watchdogd/watchdogd/internal/scan"
 	"github.com/watchdogd/watchdogd/internal/term"
 )
@@ -143,8 +144,12 @@ func (o *Outlet) send(ctx context.Context, at deliver.Attempt) deliver.Sent {
 			return deliver.Superseded("the question is no longer waiting in kandev (answered there, or its turn moved on)")
 		} // ours may be what moved it on: ask kandev, which takes the first answer only
 	case Waiting:
-		if f := o.Current(snap, at.Episode); f != nil && f.Kind == model.KindShadowedClarification {
+		f := o.Current(snap, at.Episode)
+		if f != nil && f.Kind == model.KindShadowedClarification {
 			return deliver.Superseded("kandev hides the question now and would refuse its answer; send the answer as a message instead")
+		}
+		if why := policy.NoLongerOffered(f, b); why != "" {
+			return deliver.Superseded(why)
 		}
 	}
 	r, err := o.Kandev.Respond(ctx, b.PendingID, b.Answers)
@@ -203,6 +208,9 @@ func (o *Outlet) permission(ctx context.Context, at deliver.Attempt, b model.Cli
 			return deliver.Wait(at.Action, at.Now.Add(10*time.Second), s.Outcome.Error)
 		}
 		return s
+	}
+	if why := policy.NoLongerOffered(o.Current(snap, at.Episode), b); why != "" {
+		return deliver.Superseded(why)
 	}
 	e := at.Episode
 	if err := o.Kandev.RespondPermission(ctx, e.TaskID, e.SessionID, b.RequestID, b.PendingID, b.OptionID); err != nil {

@@ -163,3 +163,53 @@ func TestPatient(t *testing.T) {
 		}
 	}
 }
+
+// TestChangedOptionSendsNothing: right before an answer or a permission
+// goes out, the option the person chose (its print: id, label, question)
+// must still be offered as kandev shows the finding now; otherwise nothing
+// is sent and the click settles saying the question changed.
+func TestChangedOptionSendsNothing(t *testing.T) {
+	pgx := scan.Question{ID: "q1", Options: []scan.Option{{ID: "a", Label: "pgx"}, {ID: "b", Label: "lib/pq"}}}
+	dropped := scan.Question{ID: "q1", Options: []scan.Option{{ID: "a", Label: "DROP the database"}, {ID: "b", Label: "lib/pq"}}}
+	allow := scan.PermissionOption{ID: "allow_once", Name: "Allow once", Kind: "allow_once"}
+	always := scan.PermissionOption{ID: "allow_once", Name: "Allow always", Kind: "allow_always"}
+	perm := &model.Snapshot{Sessions: []model.Session{{ID: "s1", Messages: []model.Message{{Type: "permission_request", Author: "agent",
+		Meta: authority.ParseMetadataText(authority.SQLite, `{"pending_id":"pp1","request_id":"req-1","status":"pending"}`)}}}}}
+	for _, c := range []struct {
+		name string
+		perm bool
+		now  scan.Detail // the finding as kandev shows it at delivery
+		sent bool
+	}{
+		{"answer, the same option", false, scan.Detail{Questions: []scan.Question{pgx}}, true},
+		{"answer, the option relabelled", false, scan.Detail{Questions: []scan.Question{dropped}}, false},
+		{"permission, the same option", true, scan.Detail{PermissionRequestID: "req-1", PermissionOptions: []scan.PermissionOption{allow}}, true},
+		{"permission, the option renamed", true, scan.Detail{PermissionRequestID: "req-1", PermissionOptions: []scan.PermissionOption{always}}, false},
+	} {
+		k := kandevtest.NewWSServer(nil)
+		k.AddBundle("p1", "q1")
+		k.AddPermission("pp1", "req-1")
+		o := outletFor(t, k, question("pending", ""), model.KindUnansweredClarification)
+		at := answerAttempt(false)
+		b, _ := model.DecodeClick(at.Action.Body)
+		b.Prints = []string{scan.OptionPrint(pgx, pgx.Options[0])}
+		kind := model.KindUnansweredClarification
+		if c.perm {
+			o.Read = func(context.Context, string) (*model.Snapshot, error) { return perm, nil }
+			b = model.ClickBody{Button: model.ButtonPermission, User: "U0ALICE", What: "Allow once", PendingID: "pp1", RequestID: "req-1", OptionID: "allow_once",
+				Prints: []string{scan.PermissionPrint("req-1", allow)}}
+			at.Action.Kind, kind = model.ActionPermission, model.KindPendingPermission
+		}
+		at.Action.Body = b.Encode()
+		o.Current = func(*model.Snapshot, model.Episode) *scan.Finding { return &scan.Finding{Kind: kind, Detail: &c.now} }
+		out := deliver.Settle(at.Action, o.Send(context.Background(), at), at.Now)
+		sent := len(k.Responds()) + len(k.PermissionAnswers())
+		switch {
+		case c.sent && (out.State != model.StateDelivered || sent != 1):
+			t.Errorf("%s: %s %q, %d sent", c.name, out.State, out.Error, sent)
+		case !c.sent && (out.State != model.StateSuperseded || sent != 0 || !strings.Contains(out.Error, "the question changed in kandev since the click: it no longer offers “"+b.What+"”")):
+			t.Errorf("%s: %s %q, %d sent; want nothing sent", c.name, out.State, out.Error, sent)
+		}
+		k.Close()
+	}
+}

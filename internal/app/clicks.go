@@ -20,7 +20,7 @@ import (
 // connectClicks registers what a click in Slack decides (slack.interactivity): kandev's answers over its HTTP API
 // and WebSocket, snoozes and resolves in cycle c's ledger.
 func connectClicks(reg deliver.Registry, cfg *config.Config, src Sources, c *cycle.Cycle, s *slack.Outlet, kc *nudge.Client, n *nudge.Outlet) error {
-	hc, err := answer.NewClient(cfg.Kandev.BaseURL, src.Kandev, 15*time.Second)
+	hc, err := answer.NewClient(cfg.Kandev.BaseURL, src.Kandev, cfg.Kandev.Timeout)
 	if err != nil {
 		return err
 	}

@@ -70,7 +70,7 @@ func NewCycle(ctx context.Context, in Inputs, cfg *config.Config, log *zap.Logge
 // secrets, for cycle c: kandev's nudges, the log, and Slack, Alertmanager
 // and webhooks when the config has their blocks.
 func Connect(cfg *config.Config, src Sources, log *zap.Logger, c *cycle.Cycle) (deliver.Registry, error) {
-	kc, err := nudge.NewClient(cfg.Kandev.BaseURL, src.Kandev, 15*time.Second)
+	kc, err := nudge.NewClient(cfg.Kandev.BaseURL, src.Kandev, cfg.Kandev.Timeout)
 	if err != nil {
 		return nil, err
 	}

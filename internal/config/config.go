@@ -59,6 +59,9 @@ type Kandev struct {
 	BaseURL         string `yaml:"base_url"`
 	TokenFile       string `yaml:"token_file"`
 	CurrentTurnRule string `yaml:"current_turn_rule"`
+	// Timeout bounds each request to kandev's API: a nudge, a cancel, an
+	// answer or a permission from Slack.
+	Timeout time.Duration `yaml:"timeout"`
 }
 
 // Thresholds are the finding thresholds (docs/architecture.md, "Findings").

@@ -74,6 +74,7 @@ func TestDefaults(t *testing.T) {
 		"cycle_timeout":  {c.CycleTimeout, 2 * time.Minute},
 		"base_url":       {c.Kandev.BaseURL, "http://localhost:38429"},
 		"rule":           {c.Kandev.CurrentTurnRule, "pre_spec"},
+		"kandev.timeout": {c.Kandev.Timeout, 15 * time.Second},
 		"stall_after":    {c.Thresholds.StallAfter, 15 * time.Minute},
 		"never_started":  {c.Thresholds.NeverStartedAfter, 10 * time.Minute},
 		"interrupted":    {c.Thresholds.InterruptedAfter, 10 * time.Minute},

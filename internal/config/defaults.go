@@ -12,6 +12,7 @@ func applyDefaults(c *Config) {
 	setDur(&c.CycleTimeout, 2*time.Minute)
 	setStr(&c.Kandev.BaseURL, "http://localhost:38429")
 	setStr(&c.Kandev.CurrentTurnRule, "pre_spec")
+	setDur(&c.Kandev.Timeout, 15*time.Second)
 	setStr(&c.Schedule, "@every 1m")
 	setDur(&c.Thresholds.StallAfter, 15*time.Minute)
 	setDur(&c.Thresholds.NeverStartedAfter, 10*time.Minute)

@@ -248,21 +248,3 @@ func (v validator) outletStep(c *Config, path string, s model.Step) {
 		v.add(path+".webhook", "only a webhook step names a webhook")
 	}
 }
-
-// longestTimeout is the outlet request that may take longest, by field:
-// a claim must outlive it.
-func longestTimeout(c *Config) (string, time.Duration) {
-	field, longest := "", time.Duration(0)
-	if c.Slack != nil {
-		field, longest = "slack.timeout", c.Slack.Timeout
-	}
-	if a := c.Alertmanager; a != nil && a.Timeout > longest {
-		field, longest = "alertmanager.timeout", a.Timeout
-	}
-	for i, w := range c.Webhooks {
-		if w.Timeout > longest {
-			field, longest = fmt.Sprintf("webhooks[%d].timeout", i), w.Timeout
-		}
-	}
-	return field, longest
-}

@@ -171,9 +171,7 @@ func (v validator) state(c *Config) {
 	if v.set("state.url") {
 		v.url("state.url", c.State.URL, true)
 	}
-	if field, longest := longestTimeout(c); field != "" && c.State.ClaimTTL < longest+time.Second {
-		v.add("state.claim_ttl", "%s must be at least %s + 1s (%s), so a crashed holder's request has landed or died before a takeover", dur(c.State.ClaimTTL), field, dur(longest+time.Second))
-	}
+	v.claimTTL(c)
 	if c.HA.Enabled && !strings.HasPrefix(c.State.URL, "postgres") && c.State.URLFile == "" {
 		v.add("ha.enabled", "replicas share their ledger: set state.url (or state.url_file) to PostgreSQL")
 	}

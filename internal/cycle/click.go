@@ -16,13 +16,14 @@ import (
 )
 
 // ClickIn is a click in Slack as received: the episode its button names,
-// who clicked, and how to read what it asks from the episode's finding
-// (a button's places become kandev's ids; a form's state its answers), or
-// why it does not fit the finding.
+// who clicked, and how to read what it asks from the episode (the message
+// clicked, as watchdogd posted it) and its finding (the button's option
+// becomes kandev's ids; a form's state its answers), or why it does not
+// fit them.
 type ClickIn struct {
 	Episode string
 	User    string
-	Read    func(f scan.Finding) (c model.Click, unfit string)
+	Read    func(e model.Episode, f scan.Finding) (c model.Click, unfit string)
 }
 
 // Clicked is what a click became: the keys of the actions saved for it
@@ -106,7 +107,7 @@ func (c *Cycle) actor(ctx context.Context, episode, user string, members func(co
 // forged value) is refused: the person is told, nothing is saved.
 func (c *Cycle) decideClick(e model.Episode, in ClickIn) (policy.Decided, Clicked) {
 	f := policy.StoredFinding(e)
-	k, unfit := in.Read(f)
+	k, unfit := in.Read(e, f)
 	if unfit != "" {
 		return policy.Decided{}, Clicked{Refused: unfit}
 	}

@@ -35,7 +35,7 @@ func TestTwoClicksAtOnceOneActs(t *testing.T) {
 		return []string{"U0ALICE", "U0BOB"}, nil
 	}
 	clickBy := func(user, option string) ClickIn {
-		return ClickIn{Episode: episode, User: user, Read: func(scan.Finding) (model.Click, string) {
+		return ClickIn{Episode: episode, User: user, Read: func(model.Episode, scan.Finding) (model.Click, string) {
 			return model.Click{Button: model.ButtonAnswer, Answers: []model.Answer{{QuestionID: "q1", Options: []string{option}}}}, ""
 		}}
 	}

@@ -51,6 +51,9 @@ type Cycle struct {
 	// scan, so deliveries that take long (a slow Slack) do not make a
 	// replica that reads kandev fine look stale.
 	OnScan func(rep scan.Report, at time.Time)
+	// OnPlan, when set, hears of each cycle's plan once it is saved,
+	// before its deliveries, which may take long (a busy channel).
+	OnPlan func()
 
 	// badRows holds the kandev rows at fault already logged; the daemon
 	// hands it from cycle to cycle across reloads (Continue).
@@ -101,7 +104,11 @@ func (c *Cycle) Run(ctx context.Context) (Result, error) {
 		return res, err
 	}
 	c.logPlan(res.Plan, res.Applied)
+	if c.OnPlan != nil {
+		c.OnPlan()
+	}
 	c.deliverer().Deliver(ctx, silences, res.Counts)
+	c.keepHolds(ctx)
 	c.prune(ctx, now)
 	c.logSummary(res, time.Since(start))
 	c.observeEpisodes(ctx)

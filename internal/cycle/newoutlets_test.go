@@ -7,9 +7,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/watchdogd/watchdogd/internal/alertmanager"
 	"github.com/watchdogd/watchdogd/internal/config"
@@ -282,5 +285,63 @@ func TestRetryAfterCountsFromTheAnswer(t *testing.T) {
 		if n := len(rcv.Deliveries()); n != st.want {
 			t.Fatalf("cycle %d: %d requests, want %d", i+1, n, st.want)
 		}
+	}
+}
+
+// TestWebhookGoneCloses: a receiver answering 410 Gone fails its step and
+// closes the webhook in the ledger, keyed by its name and a hash of its
+// URL: the step queued behind it fails without being sent, counted, and
+// the closed gauge says one. The config naming the webhook at another URL
+// opens it again, and the steps after go there.
+func TestWebhookGoneCloses(t *testing.T) {
+	b := oneStall()
+	s := b.Session("s2", "Other", "ws", "RUNNING", time.Hour, "")
+	s.Turn("turn-2", 40*time.Minute, -1, "").Agent("tool_call", 30*time.Minute)
+	c, _, _, _ := testCycleDB(t, b.DS, nil)
+	rcv := webhooktest.Start(t, hookSecret)
+	rcv.Answer(func(int, webhooktest.Delivery) webhooktest.Answer { return webhooktest.Answer{Status: http.StatusGone} })
+	clock := withOutlets(t, c, "      - {after: 0s, action: webhook}\n    repeat_every: 10m\n", rcv.URL+"/old-token", "")
+	ctx := context.Background()
+	res, err := c.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(rcv.Deliveries()); n != 1 || res.Counts["failed"] != 2 {
+		t.Fatalf("%d requests, outcomes %v: want one 410, both steps failed", n, res.Counts)
+	}
+	holds, err := c.Store.Holds(ctx, *clock)
+	if err != nil || len(holds) != 1 || holds[0].Outlet != "webhook" || holds[0].Destination != webhook.DestinationKey(c.Config.Webhooks[0]) ||
+		strings.Contains(holds[0].Destination, "old-token") || !strings.HasPrefix(holds[0].Destination, "ops#") {
+		t.Fatalf("holds %+v: %v", holds, err)
+	}
+	for _, a := range res.Plan.Actions {
+		got, _ := c.Store.Action(ctx, a.Key)
+		if got.State != model.StateFailed || !strings.Contains(got.Error, "410") {
+			t.Errorf("action %s: %s %q", a.Key, got.State, got.Error)
+		}
+	}
+	if n := testutil.ToFloat64(c.Metrics.ClosedActions.WithLabelValues("webhook")); n != 1 {
+		t.Errorf("closed_destination_actions_total %v, want 1 (the step behind the 410)", n)
+	}
+	if n := testutil.ToFloat64(c.Metrics.DestinationsClosed.WithLabelValues("webhook")); n != 1 {
+		t.Errorf("destinations_closed %v, want 1", n)
+	}
+
+	rcv.Answer(func(int, webhooktest.Delivery) webhooktest.Answer { return webhooktest.Answer{Status: http.StatusOK} })
+	c.Config.Webhooks[0].URL = rcv.URL + "/new-token"
+	c.Outlets = outlets.Register(outlets.Set{Log: &logline.Outlet{}, Webhook: webhook.New(c.Config.Webhooks)})
+	*clock = clock.Add(25 * time.Minute) // repeats come due
+	if _, err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if holds, _ := c.Store.Holds(ctx, *clock); len(holds) != 0 {
+		t.Fatalf("holds %+v after the URL changed, want none", holds)
+	}
+	// Sent, whatever the receiver makes of a timestamp 25 minutes ahead.
+	if got := rcv.Deliveries(); len(got) != 3 {
+		t.Fatalf("deliveries %+v, want the two repeats at the new URL", got)
+	}
+	if n := testutil.ToFloat64(c.Metrics.DestinationsClosed.WithLabelValues("webhook")); n != 0 {
+		t.Errorf("destinations_closed %v, want 0", n)
 	}
 }

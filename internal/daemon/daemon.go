@@ -210,7 +210,7 @@ func (d *daemon) serve(ctx context.Context, srv shutdowner, cancelWork context.C
 // place, so that an error leaves the previous cycle untouched and a panic
 // closing them leaves the new one complete.
 func (d *daemon) install(cfg *config.Config, src app.Sources) error {
-	c := &cycle.Cycle{Config: cfg, Log: d.log, Metrics: d.m, Now: time.Now, Holder: d.holder, OnScan: d.scanned}
+	c := &cycle.Cycle{Config: cfg, Log: d.log, Metrics: d.m, Now: time.Now, Holder: d.holder, OnScan: d.scanned, OnPlan: d.planned}
 	var err error
 	if c.Outlets, err = app.Connect(cfg, src, d.log, c); err != nil {
 		return err

@@ -30,6 +30,7 @@ th,td{text-align:left;padding:8px 10px;border-bottom:1px solid #e6e8eb;vertical-
 td.age{font-variant-numeric:tabular-nums;white-space:nowrap;font-weight:600}.kind{white-space:nowrap}
 .muted{color:#889}.tag{display:inline-block;padding:1px 6px;border-radius:4px;background:#eef;font-size:12px}
 .silenced{background:#eee;color:#666}.empty{padding:32px;text-align:center;color:#667}
+.closed{background:#fff4f2;border-radius:8px;padding:8px 10px;margin:0 0 8px}.bad-tag{background:#ffd8d2}
 a{color:#0b5cad}code{font-size:12px}
 @media (max-width:640px){thead{display:none}tr{display:block;border-bottom:8px solid #f6f7f9}
 td{display:block;border:0;padding:4px 12px}td::before{content:attr(data-label) ": ";color:#889;font-size:12px}}
@@ -37,7 +38,8 @@ td{display:block;border:0;padding:4px 12px}td::before{content:attr(data-label) "
 <header><h1>watchdogd</h1>
 <p>{{.Total}} open · {{.Sessions}} active sessions · last scan {{clock .LastScan}} · {{.Role}}{{if .LastError}} · <span class="bad">error: {{.LastError}}</span>{{end}}</p>
 {{if .Kinds}}<p class="kinds">{{range $i, $k := .Kinds}}{{if $i}} · {{end}}{{kindWords $k.Kind}}: {{$k.N}}{{end}}</p>{{end}}</header>
-<main>{{if .Episodes}}
+<main>{{range .Closed}}<p class="closed"><span class="tag bad-tag">closed</span> {{.Outlet}} <b>{{.Name}}</b>: {{.Why}}</p>
+{{end}}{{if .Episodes}}
 <table><thead><tr><th>Age</th><th>Kind</th><th>Task</th><th>Session</th><th>Last action</th><th>Silenced</th></tr></thead><tbody>
 {{range .Episodes}}<tr class="episode" data-kind="{{.Kind}}">
 <td class="age" data-label="Age">{{age .AgeSeconds}}</td>
@@ -65,6 +67,8 @@ type pageData struct {
 	LastScan  string
 	LastError string
 	Role      string
+	// Closed are the destinations nothing is sent to.
+	Closed []closedView
 }
 
 type kindCount struct {

@@ -101,6 +101,7 @@ func (d *daemon) standby(ctx context.Context, cfg *config.Config) {
 		d.log.Warn("standby: episode gauges not updated", zap.Error(fmt.Errorf("read the ledger: %w", err)))
 	} else {
 		d.cycle.ObserveStandby(st)
+		d.cycle.ObserveHolds(ctx)
 		d.m.LastSuccessfulCycle.SetToCurrentTime()
 	}
 	d.succeeded(d.nextView(cfg))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/cycle"
+	"github.com/watchdogd/watchdogd/internal/deliver"
 	"github.com/watchdogd/watchdogd/internal/kandevtime"
 	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/policy"
@@ -37,6 +38,8 @@ type view struct {
 	episodes []episodeView
 	total    int
 	kinds    []kindCount
+	// closed are the destinations held closed (a webhook gone).
+	closed []closedView
 
 	// The daemon's status when the view was published.
 	report  *scan.Report
@@ -75,6 +78,24 @@ type actionView struct {
 	Error    string           `json:"error,omitempty"`
 }
 
+// closedView is a destination held closed, as the page and the API show
+// it: by name (a webhook's), never its URL.
+type closedView struct {
+	Outlet string `json:"outlet"`
+	Name   string `json:"name"`
+	Since  string `json:"since"`
+	Why    string `json:"why"`
+}
+
+// closedOf lists holds for the page and the API.
+func closedOf(holds []model.Hold) []closedView {
+	out := make([]closedView, 0, len(holds))
+	for _, h := range holds {
+		out = append(out, closedView{Outlet: h.Outlet, Name: deliver.DestinationName(h.Destination), Since: kandevtime.RFC3339(h.Since), Why: deliver.HoldWords(h)})
+	}
+	return out
+}
+
 // rendered is a view's body for one route, rendered once.
 type rendered struct {
 	once sync.Once
@@ -103,6 +124,24 @@ func (d *daemon) nextView(cfg *config.Config) *view {
 	return d.readView(ctx, cfg)
 }
 
+// planned publishes a view of a cycle's saved plan, before its deliveries,
+// while the daemon has published none: the first cycle's deliveries may
+// take long (a busy channel), and until they end the page and the API
+// would show nothing while /readyz already says ready. Later cycles show
+// the view the one before left until they end.
+func (d *daemon) planned() {
+	if d.view.Load() != nil {
+		return
+	}
+	v := d.nextView(d.cfg.Load())
+	if v == nil {
+		return
+	}
+	d.status.mu.Lock()
+	d.publish(v)
+	d.status.mu.Unlock()
+}
+
 // readView reads the ledger for the next view; a read that fails gives a
 // view that says so.
 func (d *daemon) readView(ctx context.Context, cfg *config.Config) *view {
@@ -119,7 +158,13 @@ func (d *daemon) readView(ctx context.Context, cfg *config.Config) *view {
 	if err != nil {
 		return &view{at: now, err: term.OneLine(err)}
 	}
-	return newView(state.Open, silences, cfg.Kandev.BaseURL, now)
+	holds, err := st.Holds(ctx, now)
+	if err != nil {
+		return &view{at: now, err: term.OneLine(err)}
+	}
+	v := newView(state.Open, silences, cfg.Kandev.BaseURL, now)
+	v.closed = closedOf(holds)
+	return v
 }
 
 // newView is the view of the open episodes: oldest first (the longest
@@ -183,7 +228,7 @@ func (d *daemon) publish(v *view) {
 		if old == nil {
 			return
 		}
-		v = &view{at: old.at, err: old.err, episodes: old.episodes, total: old.total, kinds: old.kinds}
+		v = &view{at: old.at, err: old.err, episodes: old.episodes, total: old.total, kinds: old.kinds, closed: old.closed}
 	}
 	s := &d.status
 	v.report, v.leader, v.lastOK, v.lastErr = s.report, s.leader, s.lastOK, s.lastErr
@@ -208,7 +253,9 @@ func (v *view) apiBody() ([]byte, error) {
 		Leader            bool          `json:"leader"`
 		LastScanAt        string        `json:"last_successful_scan_at,omitempty"`
 		LastError         string        `json:"last_error,omitempty"`
-	}{v.report, v.episodes, v.total, v.total - len(v.episodes), kandevtime.RFC3339(v.at), v.leader, "", v.lastErr}
+		// Closed are the destinations nothing is sent to (a webhook gone).
+		Closed []closedView `json:"closed_destinations"`
+	}{v.report, v.episodes, v.total, v.total - len(v.episodes), kandevtime.RFC3339(v.at), v.leader, "", v.lastErr, v.closed}
 	if !v.lastOK.IsZero() {
 		resp.LastScanAt = kandevtime.RFC3339(v.lastOK)
 	}
@@ -224,7 +271,7 @@ func (v *view) apiBody() ([]byte, error) {
 // pageBody is the status page.
 func (v *view) pageBody() ([]byte, error) {
 	data := pageData{Episodes: v.episodes[:min(len(v.episodes), pageRows)], Total: v.total, Listed: len(v.episodes),
-		Kinds: v.kinds, LastScan: "never", LastError: v.lastErr, Role: "leader"}
+		Kinds: v.kinds, LastScan: "never", LastError: v.lastErr, Role: "leader", Closed: v.closed}
 	if v.report != nil {
 		data.Sessions = len(v.report.Sessions)
 	}

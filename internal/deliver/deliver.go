@@ -25,6 +25,8 @@ type Store interface {
 	Settle(ctx context.Context, key, token string, o model.Outcome, now time.Time) error
 	GateUntil(ctx context.Context, channel string) (time.Time, error)
 	CloseGate(ctx context.Context, channel string, until time.Time) error
+	HoldOf(ctx context.Context, outlet, destination string, now time.Time) (model.Hold, bool, error)
+	Hold(ctx context.Context, h model.Hold) error
 }
 
 // Deliverer runs the protocol over every due action.
@@ -225,6 +227,9 @@ func (d *Deliverer) attempt(ctx context.Context, r *run, cl model.Claim, e model
 	if !ok {
 		return model.Outcome{State: model.StateFailed, Error: fmt.Sprintf("nothing delivers %s actions now (was the config changed?)", a.Kind)}
 	}
+	if out, held := d.heldDestination(ctx, entry, a, now, log); held {
+		return out
+	}
 	at := Attempt{Action: a, Episode: e, MayHaveLanded: cl.Takeover || a.Uncertain, Now: now, Log: log}
 	if a.ParentKey != "" {
 		p, err := d.Store.Action(ctx, a.ParentKey)
@@ -274,6 +279,7 @@ func (d *Deliverer) attempt(ctx context.Context, r *run, cl model.Claim, e model
 	// came, not from when the attempt began: a slow answer would otherwise
 	// open the gate before the service's own window ends.
 	answered := d.Now()
+	s = d.holdIfGone(ctx, entry, a, s, answered, log)
 	if s.Outcome == nil && s.Verdict.RateLimited && entry.Paced {
 		if entry.RateLimited != nil {
 			entry.RateLimited(metrics.LimitedByService)

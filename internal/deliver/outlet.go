@@ -181,6 +181,11 @@ type Entry struct {
 	// heard of cleared ("" for none; Slack's edit is decided apart). The
 	// policy decides one per channel the outlet sent a step to.
 	Resolve model.ActionKind
+	// Destination, when set, names where an action goes for holds (a
+	// webhook: its name and a hash of its URL): an answer whose verdict is
+	// Gone holds that destination in the ledger, and an action to a held
+	// destination fails without being sent. "" names none.
+	Destination func(a model.Action) string
 }
 
 // Registry maps each action kind to its outlet.

@@ -24,6 +24,9 @@ type Verdict struct {
 	RateLimited bool
 	// NotSent: the error came before any request left (ErrNotSent).
 	NotSent bool
+	// Gone: the destination says it is gone for good (a webhook's 410):
+	// an outlet whose entry names destinations holds it.
+	Gone bool
 	// Code is the service's error code or the HTTP status, for logs.
 	Code string
 }

@@ -21,6 +21,8 @@ type Event struct {
 	TriggerID string
 	// Form holds a submitted form's state; nil for a button.
 	Form map[string]map[string]slackapi.BlockAction
+	// Questions are the prints of the questions a submitted form showed.
+	Questions []string
 }
 
 // ErrNotOurs is a payload watchdogd ignores (acknowledged, nothing done):
@@ -81,7 +83,7 @@ func FromCallback(cb slackapi.InteractionCallback) (Event, error) {
 				state[block] = acts
 			}
 		}
-		return Event{Value: m.Value, User: cb.User.ID, Channel: m.Channel, TS: m.TS, Form: state}, nil
+		return Event{Value: m.Value, User: cb.User.ID, Channel: m.Channel, TS: m.TS, Form: state, Questions: m.Questions}, nil
 	}
 	return Event{}, ErrNotOurs
 }

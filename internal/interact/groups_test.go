@@ -141,7 +141,7 @@ func TestRefusalsBounded(t *testing.T) {
 	h.Start(context.Background())
 	click := func(user string) {
 		ev := interact.Event{Value: slack.ButtonValue{Episode: "ep1", Button: model.ButtonResolve}, User: user, Channel: "C1"}
-		if err := h.Handle(context.Background(), ev); err != nil {
+		if _, err := h.Handle(context.Background(), ev); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -62,26 +62,48 @@ func (h *Handler) Start(ctx context.Context) { h.base = ctx }
 // Wait waits for work started after acknowledgements.
 func (h *Handler) Wait() { h.wg.Wait() }
 
+// Reply is what Slack's acknowledgement of an event carries back: for a
+// form submitted with fields to mend, "errors" by block id, which keeps
+// the form open with those fields marked. nil: an empty acknowledgement.
+type Reply struct {
+	ResponseAction string            `json:"response_action"`
+	Errors         map[string]string `json:"errors"`
+}
+
 // Handle handles one event before Slack is acknowledged: a form is
 // opened (its trigger lasts 3 seconds), a click is saved. It then starts
-// what follows (delivery, or telling the person why nothing is done). An
-// error means nothing was saved: the person is told so, and Slack is left
-// unacknowledged (a redelivery, if any, is the same action).
-func (h *Handler) Handle(ctx context.Context, ev Event) error {
+// what follows (delivery, or telling the person why nothing is done). A
+// form submitted with a question left blank, or one kandev changed since,
+// is answered with a Reply marking those fields, nothing saved: the form
+// stays open with what was typed. An error means nothing was saved: the
+// person is told so, and Slack is left unacknowledged (a redelivery, if
+// any, is the same action).
+func (h *Handler) Handle(ctx context.Context, ev Event) (*Reply, error) {
 	if ev.Form == nil && ev.Value.Button == model.ButtonForm {
 		h.openForm(ctx, ev)
-		return nil
+		return nil, nil
 	}
-	read := func(f scan.Finding) (model.Click, string) {
-		c, err := ev.Value.Click(f)
+	read := func(e model.Episode, f scan.Finding) (model.Click, string) {
+		posted, ok := slack.Posted(e, ev.Channel, ev.TS)
+		if !ok {
+			return model.Click{}, "watchdogd holds no message of this alert where you clicked (pruned, or not its message)"
+		}
+		c, err := slack.Chosen(posted, ev.Value, f)
 		if err != nil {
 			return model.Click{}, term.OneLine(err)
 		}
 		return c, ""
 	}
+	var mend map[string]string // a form's fields to mend
 	if ev.Form != nil {
-		read = func(f scan.Finding) (model.Click, string) {
-			return model.Click{Button: model.ButtonAnswers, Answers: slack.Submitted(f, ev.Form)}, ""
+		read = func(_ model.Episode, f scan.Finding) (model.Click, string) {
+			meta := slack.FormMeta{Value: ev.Value, Channel: ev.Channel, TS: ev.TS, Questions: ev.Questions}
+			as, prints, problems := slack.Submitted(f, meta, ev.Form)
+			if mend = nil; len(problems) > 0 {
+				mend = problems
+				return model.Click{}, "the form has fields to mend"
+			}
+			return model.Click{Button: model.ButtonAnswers, Answers: as, Prints: prints}, ""
 		}
 	}
 	got, err := h.Click(ctx, cycle.ClickIn{Episode: ev.Value.Episode, User: ev.User, Read: read})
@@ -92,18 +114,24 @@ func (h *Handler) Handle(ctx context.Context, ev Event) error {
 		// again by itself: say what happened. A redelivery, or the click
 		// made again, is the same action.
 		h.refuse(ev, "watchdogd could not record your click (its ledger is unavailable), so nothing was done: click again in a minute")
-		return err
+		return nil, err
+	}
+	if got.Refused != "" && mend != nil {
+		h.count("refused")
+		h.Log.Info("a form from Slack was sent back to mend", zap.String("slack_user", ev.User), zap.String("episode", ev.Value.Episode),
+			zap.Int("fields", len(mend)))
+		return &Reply{ResponseAction: "errors", Errors: mend}, nil
 	}
 	if got.Refused != "" {
 		h.count("refused")
 		h.Log.Info("a click from Slack was refused", zap.String("slack_user", ev.User), zap.String("episode", ev.Value.Episode),
 			zap.String("why", got.Refused))
 		h.refuse(ev, "watchdogd did nothing: "+got.Refused)
-		return nil
+		return nil, nil
 	}
 	h.count("accepted")
 	h.later(func(ctx context.Context) { h.Deliver(ctx, got.Keys) })
-	return nil
+	return nil, nil
 }
 
 // openForm opens the answer form for an "Answer…" click by someone who

@@ -93,12 +93,60 @@ func TestHandle(t *testing.T) {
 				Slack: s, Count: func(r string) { counted[r]++ }, Log: zap.NewNop(),
 			}
 			h.Start(context.Background())
-			err := h.Handle(context.Background(), c.ev)
+			_, err := h.Handle(context.Background(), c.ev)
 			h.Wait()
 			if (err != nil) != c.fails || strings.Join(delivered, ",") != c.delivered || strings.Join(s.ephemerals, "|") != c.ephemeral ||
 				s.forms != c.forms || counted[c.result] != 1 || len(counted) != 1 {
 				t.Fatalf("err %v, delivered %v, ephemerals %q, forms %d, counted %v", err, delivered, s.ephemerals, s.forms, counted)
 			}
 		})
+	}
+}
+
+// TestFormSentBackToMend: a form submitted with a question left blank is
+// answered with Slack's "errors" on that question's field, which keeps the
+// form open with what was typed; nothing is saved, no one is told apart.
+// Filled in, it is saved.
+func TestFormSentBackToMend(t *testing.T) {
+	f := scan.Finding{Kind: model.KindUnansweredClarification, Detail: &scan.Detail{Questions: []scan.Question{
+		{ID: "q1", Options: []scan.Option{{ID: "cookie", Label: "Cookie"}}}, {ID: "q2", Title: "How long?"}}}}
+	view := slack.Form(f, slack.ButtonValue{Episode: "ep1", Button: model.ButtonForm}, "C1", "1.2")
+	meta, err := slack.DecodeFormMeta(view.PrivateMetadata)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cookie := scan.OptionPrint(f.Detail.Questions[0], f.Detail.Questions[0].Options[0])
+	chosen := map[string]map[string]slackapi.BlockAction{"q0": {"choice": {SelectedOption: slackapi.OptionBlockObject{Value: cookie}}}}
+	for _, c := range []struct {
+		name  string
+		state map[string]map[string]slackapi.BlockAction
+		mend  string // the field marked, "" when saved
+	}{
+		{"the second question blank", chosen, "t1"},
+		{"both answered", map[string]map[string]slackapi.BlockAction{"q0": chosen["q0"], "t1": {"text": {Value: "One day"}}}, ""},
+	} {
+		s := &said{}
+		saved := 0
+		h := &interact.Handler{
+			Click: func(_ context.Context, in cycle.ClickIn) (cycle.Clicked, error) { // as cycle.Click reads it
+				if _, unfit := in.Read(model.Episode{ID: "ep1"}, f); unfit != "" {
+					return cycle.Clicked{Refused: unfit}, nil
+				}
+				saved++
+				return cycle.Clicked{Keys: []string{"k1"}}, nil
+			},
+			Deliver: func(context.Context, []string) {}, Slack: s, Count: func(string) {}, Log: zap.NewNop(),
+		}
+		ev := interact.Event{Value: meta.Value, User: "U1", Channel: "C1", TS: "1.2", Form: c.state, Questions: meta.Questions}
+		reply, err := h.Handle(context.Background(), ev)
+		h.Wait()
+		switch {
+		case err != nil || len(s.ephemerals) != 0:
+			t.Errorf("%s: %v, told %q", c.name, err, s.ephemerals)
+		case c.mend == "" && (reply != nil || saved != 1):
+			t.Errorf("%s: reply %+v, saved %d", c.name, reply, saved)
+		case c.mend != "" && (reply == nil || reply.ResponseAction != "errors" || len(reply.Errors) != 1 || reply.Errors[c.mend] == "" || saved != 0):
+			t.Errorf("%s: reply %+v, saved %d; want errors on %s", c.name, reply, saved, c.mend)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package interact
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -90,6 +91,10 @@ func (s *HTTP) Listen(addr string) (*http.Server, error) {
 	s.Handler.Log.Info("receiving Slack clicks over HTTP", zap.String("listen", ln.Addr().String()), zap.String("path", Path))
 	return srv, nil
 }
+
+// unreadableInteraction is the whole answer to a signed request whose
+// interaction watchdogd cannot read.
+const unreadableInteraction = "watchdogd cannot read this interaction"
 
 // ServeHTTP answers 401 to a request Slack did not sign (counted as
 // unauthorized), refusing what its headers show before reading its body;
@@ -182,12 +187,21 @@ func (s *HTTP) handle(w http.ResponseWriter, r *http.Request, form url.Values) {
 		w.WriteHeader(http.StatusOK)
 		return
 	case err != nil:
+		// The reason is logged, not sent: a parser's error quotes what it
+		// was given and names watchdogd's insides.
 		s.Handler.count("malformed")
-		http.Error(w, err.Error(), http.StatusBadRequest)
+		s.Handler.Log.Warn("a signed interaction from Slack watchdogd cannot read", zap.String("remote", r.RemoteAddr), zap.Error(err))
+		http.Error(w, unreadableInteraction, http.StatusBadRequest)
 		return
 	}
-	if err := s.Handler.Handle(r.Context(), ev); err != nil {
+	reply, err := s.Handler.Handle(r.Context(), ev)
+	if err != nil {
 		http.Error(w, "not saved; send it again", http.StatusInternalServerError)
+		return
+	}
+	if reply != nil {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(reply)
 		return
 	}
 	w.WriteHeader(http.StatusOK)

@@ -98,10 +98,13 @@ func (s *Socket) receive(ctx context.Context, c *socketmode.Client, done <-chan 
 
 // ack acknowledges an envelope, giving up after a while: the connection
 // it came on may be gone (Slack sends it again on the next).
-func ack(ctx context.Context, c *socketmode.Client, req *socketmode.Request) error {
+func ack(ctx context.Context, c *socketmode.Client, req *socketmode.Request, reply *Reply) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	return c.AckCtx(ctx, req.EnvelopeID, nil)
+	if reply == nil {
+		return c.AckCtx(ctx, req.EnvelopeID, nil)
+	}
+	return c.AckCtx(ctx, req.EnvelopeID, reply)
 }
 
 // event handles one socketmode event: an interaction is saved, then
@@ -123,10 +126,11 @@ func (s *Socket) event(ctx context.Context, c *socketmode.Client, evt socketmode
 		cb, ok := evt.Data.(slackapi.InteractionCallback)
 		if !ok {
 			s.Handler.count("malformed")
-			_ = ack(ctx, c, evt.Request)
+			_ = ack(ctx, c, evt.Request, nil)
 			return
 		}
 		ev, err := FromCallback(cb)
+		var reply *Reply
 		switch {
 		case errors.Is(err, ErrNotOurs):
 		case err != nil:
@@ -134,18 +138,18 @@ func (s *Socket) event(ctx context.Context, c *socketmode.Client, evt socketmode
 			log.Warn("an interaction from Slack watchdogd cannot read", zap.Error(err))
 		default:
 			hctx, cancel := context.WithTimeout(ctx, 2500*time.Millisecond)
-			err = s.Handler.Handle(hctx, ev)
+			reply, err = s.Handler.Handle(hctx, ev)
 			cancel()
 			if err != nil {
 				return // not acknowledged: Slack sends it again
 			}
 		}
-		if err := ack(ctx, c, evt.Request); err != nil {
+		if err := ack(ctx, c, evt.Request, reply); err != nil {
 			log.Warn("acknowledge an interaction", zap.Error(err))
 		}
 	default:
 		if evt.Request != nil && evt.Request.EnvelopeID != "" {
-			_ = ack(ctx, c, evt.Request) // events watchdogd does not subscribe to
+			_ = ack(ctx, c, evt.Request, nil) // events watchdogd does not subscribe to
 		}
 	}
 }

@@ -92,3 +92,51 @@ func TestSocketSlowClickHoldsNoOther(t *testing.T) {
 		t.Fatal("the slow click was not acknowledged once saved")
 	}
 }
+
+// TestSocketFormSentBackToMend: over Socket Mode, a form submitted with a
+// question left blank is acknowledged with Slack's "errors" on that
+// question's field as the envelope's payload, as the HTTP mode answers
+// it: the form stays open.
+func TestSocketFormSentBackToMend(t *testing.T) {
+	srv := slacktest.New("xoxb-t")
+	t.Cleanup(srv.Close)
+	srv.EnableSocketMode("xapp-t")
+	f := scan.Finding{Kind: model.KindUnansweredClarification, Detail: &scan.Detail{Questions: []scan.Question{{ID: "q1", Title: "How long?"}}}}
+	h := &interact.Handler{
+		Click: func(_ context.Context, in cycle.ClickIn) (cycle.Clicked, error) {
+			if _, unfit := in.Read(model.Episode{ID: "ep1"}, f); unfit != "" {
+				return cycle.Clicked{Refused: unfit}, nil
+			}
+			return cycle.Clicked{Keys: []string{"k1"}}, nil
+		},
+		Deliver: func(context.Context, []string) {}, Slack: &said{}, Count: func(string) {}, Log: zap.NewNop(),
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	h.Start(ctx)
+	connected := make(chan struct{}, 4)
+	s := &interact.Socket{Handler: h, API: interact.SocketAPI(config.Secret("xoxb-t"), config.Secret("xapp-t"), srv.APIURL()),
+		Connected: func() { connected <- struct{}{} }}
+	go s.Run(ctx)
+	select {
+	case <-connected:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no Socket Mode connection within 20 s")
+	}
+	view := slack.Form(f, slack.ButtonValue{Episode: "ep1", Button: model.ButtonForm}, "C1", "1.2")
+	p, _ := json.Marshal(map[string]any{"type": "view_submission", "user": map[string]any{"id": "U1"},
+		"view": map[string]any{"callback_id": view.CallbackID, "private_metadata": view.PrivateMetadata, "state": map[string]any{"values": map[string]any{}}}})
+	id := srv.SendInteraction(p)
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if _, ok := srv.Acked(id); ok {
+			break
+		}
+	}
+	var reply struct {
+		Action string            `json:"response_action"`
+		Errors map[string]string `json:"errors"`
+	}
+	if err := json.Unmarshal(srv.AckPayload(id), &reply); err != nil || reply.Action != "errors" || reply.Errors["t0"] == "" {
+		t.Fatalf("acknowledged with %s (%v), want errors on t0", srv.AckPayload(id), err)
+	}
+}

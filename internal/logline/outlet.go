@@ -30,9 +30,10 @@ func (o *Outlet) Send(_ context.Context, at deliver.Attempt) deliver.Sent {
 	return deliver.Delivered("", "")
 }
 
-// Preview is the line, escaped for a terminal.
+// Preview is the line, escaped for a terminal on one line: a newline in
+// a title is shown as \n, never begins a line.
 func (o *Outlet) Preview(a model.Action, _ model.Episode, _ string) (string, error) {
-	return "→ log: " + term.EscapeLines(deliver.DecodeText(a.Body)), nil
+	return "→ log: " + term.Escape(deliver.DecodeText(a.Body)), nil
 }
 
 // Line is a finding in one line of words.

@@ -50,9 +50,15 @@ type Metrics struct {
 	// lists them: those in no shape kandev writes and those too far in
 	// the future, both read as missing.
 	UnparseableTimestamps prometheus.Gauge
-	Leader                prometheus.Gauge
-	ReloadSuccess         prometheus.Gauge
-	ReloadTimestamp       prometheus.Gauge
+	// DestinationsClosed counts the destinations held closed, by outlet
+	// (ClosableOutlets): a webhook whose receiver answered 410 Gone.
+	DestinationsClosed *prometheus.GaugeVec
+	// ClosedActions counts actions failed unsent because their
+	// destination is closed, by outlet.
+	ClosedActions   *prometheus.CounterVec
+	Leader          prometheus.Gauge
+	ReloadSuccess   prometheus.Gauge
+	ReloadTimestamp prometheus.Gauge
 }
 
 // New registers every metric on reg.
@@ -95,6 +101,10 @@ func New(reg prometheus.Registerer, version string) *Metrics {
 			Help: "Rows of kandev's tables kandev itself cannot read (metadata it cannot parse, or a NULL id), in the last scan."}),
 		UnparseableTimestamps: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "unparseable_timestamps",
 			Help: "Timestamp values of kandev's rows in no shape kandev writes, or more than thresholds.future_tolerance after the scan, in the last scan; each was read as missing."}),
+		DestinationsClosed: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "destinations_closed",
+			Help: "Destinations closed in the ledger, by outlet: a webhook whose receiver answered 410 Gone, closed until its URL changes or watchdogd episodes retry reopens it."}, []string{"outlet"}),
+		ClosedActions: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "closed_destination_actions_total",
+			Help: "Actions failed without being sent because their destination is closed, by outlet."}, []string{"outlet"}),
 		Leader: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "leader",
 			Help: "1 when this replica holds the lease (always 1 without HA)."}),
 		ReloadSuccess: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "config_last_reload_successful",
@@ -104,7 +114,7 @@ func New(reg prometheus.Registerer, version string) *Metrics {
 	}
 	reg.MustRegister(m.BuildInfo, m.Scans, m.ScanDuration, m.LastSuccessfulScan, m.LastSuccessfulCycle, m.SessionsScanned, m.Findings,
 		m.OldestFindingAge, m.EpisodesOpen, m.EpisodesUntold, m.Actions, m.ActionDelivery, m.SlackRateLimited, m.AlertResends, m.SlackInteractions, m.SlackRequestsShed, m.MalformedMetadata,
-		m.UnparseableTimestamps, m.Leader, m.ReloadSuccess, m.ReloadTimestamp)
+		m.UnparseableTimestamps, m.DestinationsClosed, m.ClosedActions, m.Leader, m.ReloadSuccess, m.ReloadTimestamp)
 	m.BuildInfo.WithLabelValues(version, Revision(debug.ReadBuildInfo), runtime.Version()).Set(1)
 	m.precreate()
 	return m
@@ -139,6 +149,10 @@ func (m *Metrics) precreate() {
 	for _, r := range RateLimitReasons {
 		m.SlackRateLimited.WithLabelValues(r)
 	}
+	for _, o := range ClosableOutlets {
+		m.DestinationsClosed.WithLabelValues(o)
+		m.ClosedActions.WithLabelValues(o)
+	}
 	for _, k := range model.Kinds {
 		m.Findings.WithLabelValues(string(k))
 		m.OldestFindingAge.WithLabelValues(string(k))
@@ -152,6 +166,11 @@ func (m *Metrics) precreate() {
 		}
 	}
 }
+
+// ClosableOutlets label watchdogd_destinations_closed and
+// watchdogd_closed_destination_actions_total: the outlets whose
+// destinations can be closed.
+var ClosableOutlets = []string{string(model.ActionWebhook)}
 
 // InteractionResults label watchdogd_slack_interactions_total.
 var InteractionResults = []string{"accepted", "refused", "unauthorized", "malformed", "failed"}

@@ -38,6 +38,10 @@ type Click struct {
 	Value     string
 	// Answers are a form's, one per question.
 	Answers []Answer
+	// Prints name the options chosen (scan.OptionPrint,
+	// scan.PermissionPrint), as the message or form clicked showed them:
+	// delivery sends nothing once kandev no longer offers one of them.
+	Prints []string
 	// User is the Slack user id of who clicked.
 	User string
 	// Channel and MessageTS are the message clicked (a form's: the message
@@ -67,9 +71,14 @@ type ClickBody struct {
 	Text      string   `json:"text,omitempty"`
 	PendingID string   `json:"pending_id,omitempty"`
 	Answers   []Answer `json:"answers,omitempty"`
-	// RequestID and OptionID answer a permission.
-	RequestID string `json:"request_id,omitempty"`
-	OptionID  string `json:"option_id,omitempty"`
+	// Prints are the click's (Click.Prints): each option chosen must
+	// still be offered when the click is delivered.
+	Prints []string `json:"prints,omitempty"`
+	// RequestID and OptionID answer a permission; OptionKind is kandev's
+	// kind of that option (allow_once, reject_always…), its story's verb.
+	RequestID  string `json:"request_id,omitempty"`
+	OptionID   string `json:"option_id,omitempty"`
+	OptionKind string `json:"option_kind,omitempty"`
 	// Until ends a snooze.
 	Until time.Time `json:"until,omitzero"`
 	// Channel and TS are the message the click's story is told on.

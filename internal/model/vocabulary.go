@@ -66,6 +66,13 @@ func HumanOwesAnswer(k Kind) bool {
 	return k == KindUnansweredClarification || k == KindPendingPermission
 }
 
+// Cancellable says whether a turn of kind k is one to cancel and nudge:
+// a turn that runs without progress, which kandev refuses a plain message
+// while it runs. Its Slack messages offer "Cancel turn and nudge".
+func Cancellable(k Kind) bool {
+	return k == KindStalledTurn || k == KindNeverStarted
+}
+
 // KindWords names a finding kind for people.
 func KindWords(kind Kind) string {
 	switch kind {

@@ -5,14 +5,17 @@
 package nudge
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/deliver"
 	"github.com/watchdogd/watchdogd/internal/model"
+	"github.com/watchdogd/watchdogd/internal/policy"
 	"github.com/watchdogd/watchdogd/internal/scan"
 	"github.com/watchdogd/watchdogd/internal/term"
 )
@@ -33,6 +36,9 @@ type Outlet struct {
 	// in such a read, nil when it no longer holds.
 	Read    func(ctx context.Context, taskID string) (*model.Snapshot, error)
 	Current func(snap *model.Snapshot, e model.Episode) *scan.Finding
+	// Settle is how long a cancel waits for the session to leave RUNNING;
+	// zero is config.CancelSettle.
+	Settle time.Duration
 }
 
 // Render freezes what the nudge says: the kind's policy text.
@@ -60,6 +66,13 @@ func (o *Outlet) Send(ctx context.Context, at deliver.Attempt) deliver.Sent {
 	}
 	if at.Current != nil && model.HumanOwesAnswer(at.Current.Kind) {
 		return deliver.Superseded(humanOwes)
+	}
+	if a.Kind == model.ActionSendMessage {
+		if b, err := model.DecodeClick(a.Body); err == nil {
+			if why := policy.NoLongerOffered(at.Current, b); why != "" {
+				return deliver.Superseded(why)
+			}
+		}
 	}
 	if err := o.Kandev.AddMessage(ctx, e.TaskID, e.SessionID, deliver.DecodeText(a.Body), ClientMessageID(a.Key)); err != nil {
 		return deliver.Error(err, Classify(err))
@@ -90,6 +103,7 @@ var (
 // its cancel may have gone out already, then runs the cancel and the nudge.
 func (o *Outlet) cancelAndNudge(ctx context.Context, at deliver.Attempt) deliver.Sent {
 	a, e := at.Action, at.Episode
+	var fenced *model.Snapshot
 	if !a.Uncertain {
 		if !e.ResolvedAt.IsZero() {
 			return deliver.Superseded("the episode resolved before delivery")
@@ -104,8 +118,9 @@ func (o *Outlet) cancelAndNudge(ctx context.Context, at deliver.Attempt) deliver
 		case model.HumanOwesAnswer(f.Kind):
 			return deliver.Superseded(humanOwes)
 		}
+		fenced = snap
 	}
-	cancelled, err := o.cancelThenNudge(ctx, a, e)
+	cancelled, err := o.cancelThenNudge(ctx, a, e, fenced)
 	switch {
 	case err == nil:
 		return deliver.Delivered("", "")
@@ -124,12 +139,12 @@ func (o *Outlet) cancelAndNudge(ctx context.Context, at deliver.Attempt) deliver
 
 // cancelThenNudge cancels the episode's turn, waits (bounded) until the
 // session is promptable, then sends the nudge. cancelled says whether
-// agent.cancel was sent in this attempt. When kandev refuses the nudge, the
-// session is read once more, and the nudge is not sent again: a session
-// that started running in the meantime is handled as any RUNNING one
-// (a RUNNING refusal is a permanent failure unless the step is
-// cancel_and_nudge), one that ended supersedes the action, and otherwise
-// the refusal stands.
+// agent.cancel was sent in this attempt. snap, when set, is the fence's
+// read, taken as the first. When kandev refuses the nudge, the session is
+// read once more, and the nudge is not sent again: a session that started
+// running in the meantime is handled as any RUNNING one (a RUNNING refusal
+// is a permanent failure unless the step is cancel_and_nudge), one that
+// ended supersedes the action, and otherwise the refusal stands.
 //
 // The turn is cancelled only while the session runs that very turn (any
 // turn, for an episode about none). When an earlier attempt may have
@@ -139,15 +154,28 @@ func (o *Outlet) cancelAndNudge(ctx context.Context, at deliver.Attempt) deliver
 // (the nudge waits for it to end), and a new turn means the nudge is not
 // owed. A session no longer running gets the nudge, which kandev
 // deduplicates by client_message_id.
-func (o *Outlet) cancelThenNudge(ctx context.Context, a model.Action, e model.Episode) (cancelled bool, err error) {
-	deadline := time.Now().Add(30 * time.Second)
+//
+// An attempt takes at most one read, agent.cancel, config.CancelSettle
+// (the reads after the cancel end with it) and message.add: check-config
+// holds state.claim_ttl above that, so that no claim cuts it between the
+// cancel and the nudge. A refused nudge before any cancel, the session
+// running again, ends the attempt (the nudge waits) rather than start a
+// cancel past that bound.
+func (o *Outlet) cancelThenNudge(ctx context.Context, a model.Action, e model.Episode, snap *model.Snapshot) (cancelled bool, err error) {
+	var settleBy time.Time // once the cancel is sent
 	var refusal error
 	for {
-		snap, err := o.Read(ctx, e.TaskID)
-		if err != nil {
-			return cancelled, err
+		if snap == nil {
+			if snap, err = o.readBy(ctx, e.TaskID, settleBy); err != nil {
+				if !settleBy.IsZero() && ctx.Err() == nil && !time.Now().Before(settleBy) {
+					return cancelled, cmp.Or(refusal, o.stillRunning())
+				}
+				return cancelled, err
+			}
 		}
 		s := sessionIn(snap, e.SessionID)
+		cur := snap
+		snap = nil
 		switch {
 		case s == nil:
 			return cancelled, errSessionEnded
@@ -162,23 +190,44 @@ func (o *Outlet) cancelThenNudge(ctx context.Context, a model.Action, e model.Ep
 			continue
 		case e.TurnID != "" && (s.Current == nil || s.Current.ID != e.TurnID):
 			return cancelled, errNudgeNotOwed
-		case !cancelled && (!a.Uncertain || o.Current(snap, e) != nil):
+		case !cancelled && refusal != nil:
+			return false, errTurnRunsOn
+		case !cancelled && (!a.Uncertain || o.Current(cur, e) != nil):
 			if err := o.Kandev.Cancel(ctx, e.SessionID); err != nil {
 				return Classify(err).Uncertain, cancelError(e.SessionID, err) // a lost answer may hide a cancel that landed
 			}
-			cancelled = true
+			cancelled, settleBy = true, time.Now().Add(o.settle())
 			continue
 		case !cancelled:
 			return false, errTurnRunsOn
-		case time.Now().After(deadline):
-			return cancelled, errors.New("session still RUNNING 30s after agent.cancel")
+		case !time.Now().Before(settleBy):
+			return cancelled, cmp.Or(refusal, o.stillRunning())
 		}
 		select {
 		case <-ctx.Done():
 			return cancelled, ctx.Err()
-		case <-time.After(time.Second):
+		case <-time.After(min(time.Second, time.Until(settleBy))):
 		}
 	}
+}
+
+func (o *Outlet) settle() time.Duration { return cmp.Or(o.Settle, config.CancelSettle) }
+
+// stillRunning: the cancel was taken, but kandev still shows the session
+// RUNNING when its settle wait ends.
+func (o *Outlet) stillRunning() error {
+	return fmt.Errorf("session still RUNNING %s after agent.cancel", o.settle())
+}
+
+// readBy reads a task's sessions, cut at by when set: the reads after a
+// cancel end with its settle wait.
+func (o *Outlet) readBy(ctx context.Context, taskID string, by time.Time) (*model.Snapshot, error) {
+	if !by.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, by)
+		defer cancel()
+	}
+	return o.Read(ctx, taskID)
 }
 
 // cancelError names what an operator must do when kandev cannot cancel

@@ -35,7 +35,8 @@ func Register(s Set) deliver.Registry {
 		reg.Register(model.ActionAlertmanager, deliver.Entry{Outlet: s.Alertmanager, Fenced: true, Resolve: model.ActionAlertmanager})
 	}
 	if s.Webhook != nil {
-		reg.Register(model.ActionWebhook, deliver.Entry{Outlet: s.Webhook, Paced: true, Lane: "webhook:", Fenced: true, Keyed: true, Resolve: model.ActionWebhook})
+		reg.Register(model.ActionWebhook, deliver.Entry{Outlet: s.Webhook, Paced: true, Lane: "webhook:", Fenced: true, Keyed: true, Resolve: model.ActionWebhook,
+			Destination: s.Webhook.Destination})
 	}
 	if s.Slack == nil {
 		reg.Register(model.ActionSlack, deliver.Entry{Outlet: slack.Unconfigured{}, Fenced: true})

@@ -54,7 +54,7 @@ func MayAct(a model.Actors, user string, members map[string][]string) bool {
 // which kandev refuses a plain message while it runs; never while a
 // person owes an answer (model.HumanOwesAnswer).
 func CancelAllowed(kind model.Kind) bool {
-	return kind == model.KindStalledTurn || kind == model.KindNeverStarted
+	return model.Cancellable(kind)
 }
 
 // SnoozeFor is how long each snooze button silences.
@@ -206,7 +206,7 @@ func clickAction(e model.Episode, c model.Click, in ClickIn, b *model.ClickBody)
 		if why != "" {
 			return "", "", "", why
 		}
-		b.PendingID, b.Answers, b.What = e.PendingID, c.Answers, what
+		b.PendingID, b.Answers, b.What, b.Prints = e.PendingID, c.Answers, what, c.Prints
 		return model.ActionAnswer, model.ButtonAnswer, canonical(c.Answers), ""
 	case model.ButtonSendMessage:
 		if e.Kind != model.KindShadowedClarification {
@@ -216,7 +216,7 @@ func clickAction(e model.Episode, c model.Click, in ClickIn, b *model.ClickBody)
 		if why != "" {
 			return "", "", "", why
 		}
-		b.What, b.Text = what, sentAnswer(d.Questions, c.Answers)
+		b.What, b.Text, b.Prints = what, sentAnswer(d.Questions, c.Answers), c.Prints
 		return model.ActionSendMessage, c.Button, canonical(c.Answers), ""
 	case model.ButtonPermission:
 		if e.Kind != model.KindPendingPermission || d.PermissionRequestID == "" {
@@ -226,7 +226,8 @@ func clickAction(e model.Episode, c model.Click, in ClickIn, b *model.ClickBody)
 		if i < 0 {
 			return "", "", "", "kandev's permission request offers no such option"
 		}
-		b.PendingID, b.RequestID, b.OptionID, b.What = e.PendingID, d.PermissionRequestID, c.Value, d.PermissionOptions[i].Name
+		o := d.PermissionOptions[i]
+		b.PendingID, b.RequestID, b.OptionID, b.OptionKind, b.What, b.Prints = e.PendingID, d.PermissionRequestID, c.Value, o.Kind, o.Name, c.Prints
 		return model.ActionPermission, c.Button, c.Value, ""
 	case model.ButtonCancelAndNudge:
 		if !CancelAllowed(e.Kind) {

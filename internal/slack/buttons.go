@@ -14,10 +14,15 @@ import (
 )
 
 // ButtonValue is what a button (or a form) carries back to watchdogd:
-// the episode, the button, and the question and option by their place in
-// the episode's finding, or a value (a snooze's length). Places keep the
-// value small whatever kandev's ids are (agent-written, and Slack bounds a
-// value to 2,000 characters, a select option's to 150).
+// the episode, the button, the question and option by their place in the
+// finding the message was rendered from and by their print (the option a
+// button stands for, see scan.OptionPrint), or a value (a snooze's
+// length). Places and prints keep the value small whatever kandev's ids
+// are (agent-written, and Slack bounds a value to 2,000 characters).
+//
+// A click is read from the button as watchdogd posted it (Chosen), and the
+// option is found by its print: a value is a name for a button, never
+// trusted for what it asks.
 type ButtonValue struct {
 	Episode string `json:"e"`
 	Button  string `json:"b"`
@@ -26,6 +31,14 @@ type ButtonValue struct {
 	Question int    `json:"q,omitempty"`
 	Option   int    `json:"o,omitempty"`
 	Value    string `json:"v,omitempty"`
+	// Print is the print of the option the button stands for; empty on
+	// the other buttons, and on buttons posted before buttons had one.
+	Print string `json:"h,omitempty"`
+}
+
+// names says whether v and w name the same button (their prints aside).
+func (v ButtonValue) names(w ButtonValue) bool {
+	return v.Episode == w.Episode && v.Button == w.Button && v.Question == w.Question && v.Option == w.Option && v.Value == w.Value
 }
 
 // Encode is the button's value.
@@ -70,6 +83,12 @@ func Buttons(f scan.Finding, episode string) []slackapi.Block {
 	}
 	btn := func(text, button string, q, o int, v string) *slackapi.ButtonBlockElement {
 		val := ButtonValue{Episode: episode, Button: button, Question: q, Option: o, Value: v}
+		switch button {
+		case model.ButtonAnswer, model.ButtonSendMessage:
+			val.Print = scan.OptionPrint(d.Questions[q], d.Questions[q].Options[o])
+		case model.ButtonPermission:
+			val.Print = scan.PermissionPrint(d.PermissionRequestID, d.PermissionOptions[o])
+		}
 		id := fmt.Sprintf("%s%s:%d:%d:%s", ActionPrefix, button, q, o, v)
 		return slackapi.NewButtonBlockElement(id, val.Encode(), slackapi.NewTextBlockObject(slackapi.PlainTextType, buttonText(text), false, false))
 	}

@@ -3,7 +3,7 @@ package slack
 import (
 	"context"
 	"fmt"
-	"strconv"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,47 +20,25 @@ const FormCallback = "watchdogd:answers"
 // each question takes a select and a text field.
 const maxFormQuestions = 45
 
-// Click reads what a button of episode's message asks, from its value
-// and the finding the message was about: the places in the value become
-// kandev's question and option ids. A place the finding does not hold is
-// an error (the message is older than the finding, or was forged).
-func (v ButtonValue) Click(f scan.Finding) (model.Click, error) {
-	c := model.Click{EpisodeID: v.Episode, Button: v.Button, Value: v.Value}
-	d := f.Detail
-	if d == nil {
-		d = &scan.Detail{}
-	}
-	switch v.Button {
-	case model.ButtonAnswer, model.ButtonSendMessage:
-		if v.Question < 0 || v.Question >= len(d.Questions) || v.Option < 0 || v.Option >= len(d.Questions[v.Question].Options) {
-			return model.Click{}, fmt.Errorf("the question or option clicked is not kandev's any more")
-		}
-		q := d.Questions[v.Question]
-		c.Answers = []model.Answer{{QuestionID: q.ID, Options: []string{q.Options[v.Option].ID}}}
-	case model.ButtonPermission:
-		if v.Option < 0 || v.Option >= len(d.PermissionOptions) {
-			return model.Click{}, fmt.Errorf("the permission option clicked is not kandev's any more")
-		}
-		c.Value = d.PermissionOptions[v.Option].ID
-	}
-	return c, nil
-}
-
 // Form is the modal a multi-question bundle's "Answer…" opens: per
 // question a select of its options and an optional text field (kandev
-// wants exactly one answer per question: an option or a text). Its
-// private metadata is the button's value, which the submission carries
-// back with the channel and message clicked.
+// wants exactly one answer per question: an option or a text). Each
+// option's value is its print, and the private metadata holds the button's
+// value and each question's print, which the submission carries back
+// with the channel and message clicked: an answer goes to the question
+// the form showed, with the option the person chose, or not at all.
 func Form(f scan.Finding, v ButtonValue, channel, ts string) slackapi.ModalViewRequest {
 	var blocks []slackapi.Block
 	d := f.Detail
 	if d == nil {
 		d = &scan.Detail{}
 	}
+	meta := FormMeta{Value: v, Channel: channel, TS: ts}
 	for i, q := range d.Questions {
 		if i >= maxFormQuestions {
 			break
 		}
+		meta.Questions = append(meta.Questions, scan.QuestionPrint(q))
 		title := buttonText(strings.TrimSpace(q.Title + " " + q.Prompt))
 		if len(q.Options) > 0 {
 			var opts []*slackapi.OptionBlockObject
@@ -68,7 +46,7 @@ func Form(f scan.Finding, v ButtonValue, channel, ts string) slackapi.ModalViewR
 				if j >= 100 {
 					break
 				}
-				opts = append(opts, slackapi.NewOptionBlockObject(strconv.Itoa(j), plainClip(o.Label, 75), nil))
+				opts = append(opts, slackapi.NewOptionBlockObject(scan.OptionPrint(q, o), plainClip(o.Label, 75), nil))
 			}
 			sel := slackapi.NewOptionsSelectBlockElement(slackapi.OptTypeStatic, plain("Choose"), "choice", opts...)
 			in := slackapi.NewInputBlock(fmt.Sprintf("q%d", i), plainClip(title, 2000), nil, sel)
@@ -81,7 +59,6 @@ func Form(f scan.Finding, v ButtonValue, channel, ts string) slackapi.ModalViewR
 		in.Optional = true
 		blocks = append(blocks, in)
 	}
-	meta := FormMeta{Value: v, Channel: channel, TS: ts}
 	return slackapi.ModalViewRequest{Type: slackapi.VTModal, CallbackID: FormCallback, PrivateMetadata: meta.Encode(),
 		Title: plain("Answer kandev"), Submit: plain("Answer"), Close: plain("Cancel"), Blocks: slackapi.Blocks{BlockSet: blocks}}
 }
@@ -91,47 +68,95 @@ type FormMeta struct {
 	Value   ButtonValue `json:"v"`
 	Channel string      `json:"c"`
 	TS      string      `json:"t"`
+	// Questions are the prints of the questions the form shows, in its
+	// order; nil in a form opened before forms had them (read by place).
+	Questions []string `json:"q,omitempty"`
 }
 
-// Encode is the form's private metadata (Slack: 3,000 characters).
+// Encode is the form's private metadata (Slack: 3,000 characters; at most
+// maxFormQuestions prints of 16 characters).
 func (m FormMeta) Encode() string {
-	return fmt.Sprintf("%s\n%s\n%s", m.Channel, m.TS, m.Value.Encode())
+	return fmt.Sprintf("%s\n%s\n%s\n%s", m.Channel, m.TS, m.Value.Encode(), strings.Join(m.Questions, ","))
 }
 
 // DecodeFormMeta reads a form's private metadata.
 func DecodeFormMeta(s string) (FormMeta, error) {
-	parts := strings.SplitN(s, "\n", 3)
-	if len(parts) != 3 {
+	parts := strings.SplitN(s, "\n", 4)
+	if len(parts) < 3 {
 		return FormMeta{}, fmt.Errorf("not a watchdogd form")
 	}
 	v, err := DecodeValue(parts[2])
-	return FormMeta{Value: v, Channel: parts[0], TS: parts[1]}, err
+	m := FormMeta{Value: v, Channel: parts[0], TS: parts[1]}
+	if len(parts) == 4 && parts[3] != "" {
+		m.Questions = strings.Split(parts[3], ",")
+	}
+	return m, err
 }
 
-// Submitted reads a form's answers from its state: per question the
-// option chosen, or the text written (a text wins: it is what the person
-// took the trouble to write). A question left blank is left out, and
-// policy refuses the click, saying kandev wants one answer per question.
-func Submitted(f scan.Finding, state map[string]map[string]slackapi.BlockAction) []model.Answer {
+// Submitted reads a form's answers from its state, in f, the finding as
+// last seen: for each question the form showed (found by its print), the
+// option chosen (by its print) or the text written (a text wins: it is
+// what the person took the trouble to write), with the prints of the
+// options chosen. A question left blank (kandev wants one answer per
+// question), or a question or an option f no longer holds, is a problem,
+// by the block id of the field that shows it: nothing is answered then,
+// and Slack keeps the form open with those fields marked.
+func Submitted(f scan.Finding, m FormMeta, state map[string]map[string]slackapi.BlockAction) (as []model.Answer, prints []string, problems map[string]string) {
 	d := f.Detail
 	if d == nil {
-		return nil
+		d = &scan.Detail{}
 	}
-	var out []model.Answer
-	for i, q := range d.Questions {
-		if i >= maxFormQuestions {
-			break
-		}
-		if t := strings.TrimSpace(state[fmt.Sprintf("t%d", i)]["text"].Value); t != "" {
-			out = append(out, model.Answer{QuestionID: q.ID, Text: t})
+	problems = map[string]string{}
+	for i := range shown(d, m) {
+		qb, tb := fmt.Sprintf("q%d", i), fmt.Sprintf("t%d", i)
+		q, ok := questionShown(d, m, i)
+		if !ok {
+			problems[tb] = QuestionChanged + ": close this form and answer again"
 			continue
 		}
-		sel := state[fmt.Sprintf("q%d", i)]["choice"].SelectedOption.Value
-		if j, err := strconv.Atoi(sel); err == nil && j >= 0 && j < len(q.Options) {
-			out = append(out, model.Answer{QuestionID: q.ID, Options: []string{q.Options[j].ID}})
+		if t := strings.TrimSpace(state[tb]["text"].Value); t != "" {
+			as = append(as, model.Answer{QuestionID: q.ID, Text: t})
+			continue
 		}
+		sel := state[qb]["choice"].SelectedOption.Value
+		switch {
+		case sel == "" && len(q.Options) > 0:
+			problems[qb] = "Choose an option, or write your own answer below"
+			continue
+		case sel == "":
+			problems[tb] = "Write an answer: kandev wants one for each question"
+			continue
+		}
+		j := slices.IndexFunc(q.Options, func(o scan.Option) bool { return scan.OptionPrint(q, o) == sel })
+		if j < 0 {
+			problems[qb] = QuestionChanged + ": kandev no longer offers this option"
+			continue
+		}
+		as = append(as, model.Answer{QuestionID: q.ID, Options: []string{q.Options[j].ID}})
+		prints = append(prints, sel)
 	}
-	return out
+	return as, prints, problems
+}
+
+// shown is how many questions the form showed.
+func shown(d *scan.Detail, m FormMeta) int {
+	if m.Questions != nil {
+		return min(len(m.Questions), maxFormQuestions)
+	}
+	return min(len(d.Questions), maxFormQuestions)
+}
+
+// questionShown is the question of d the form showed at place i: the one
+// with its print (or, in a form without prints, the one at i).
+func questionShown(d *scan.Detail, m FormMeta, i int) (scan.Question, bool) {
+	if m.Questions == nil {
+		return d.Questions[i], true
+	}
+	j := slices.IndexFunc(d.Questions, func(q scan.Question) bool { return scan.QuestionPrint(q) == m.Questions[i] })
+	if j < 0 {
+		return scan.Question{}, false
+	}
+	return d.Questions[j], true
 }
 
 func plainClip(s string, n int) *slackapi.TextBlockObject {

@@ -3,6 +3,7 @@ package slack
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	slackapi "github.com/slack-go/slack"
@@ -67,7 +68,7 @@ func Story(kind model.ActionKind, b model.ClickBody) string {
 	case model.ActionAnswer:
 		return fmt.Sprintf(":speech_balloon: *Answered by %s from Slack:* *%s*", who, escapeText(b.What))
 	case model.ActionPermission:
-		return fmt.Sprintf(":key: *%s by %s from Slack*", escapeText(b.What), who)
+		return fmt.Sprintf(":key: *%s by %s from Slack*", granted(b), who)
 	case model.ActionSendMessage:
 		return fmt.Sprintf(":speech_balloon: *Sent as a message by %s from Slack:* *%s*", who, escapeText(b.What))
 	case model.ActionCancelAndNudge:
@@ -78,6 +79,22 @@ func Story(kind model.ActionKind, b model.ClickBody) string {
 		return fmt.Sprintf(":white_check_mark: *Resolved by %s from Slack* (silenced until it clears)", who)
 	}
 	return "*" + escapeText(string(kind)) + " by " + who + "*"
+}
+
+// granted says what a permission's answer did, by kandev's kind of the
+// option chosen: "Allowed (allow once)", "Rejected (reject always)"; an
+// option of another kind (or one clicked before kinds were kept) by its
+// name: "Answered “Skip”". The name is not a verb: "Allow by @alice" read
+// as an order.
+func granted(b model.ClickBody) string {
+	words := escapeText(strings.ReplaceAll(b.OptionKind, "_", " "))
+	switch {
+	case strings.HasPrefix(b.OptionKind, "allow"):
+		return "Allowed (" + words + ")"
+	case strings.HasPrefix(b.OptionKind, "reject"):
+		return "Rejected (" + words + ")"
+	}
+	return "Answered “" + escapeText(b.What) + "”"
 }
 
 // Doing names what a click asked for, in an ephemeral refusal.

@@ -87,6 +87,7 @@ type socketMode struct {
 	conns    int
 	pending  []envelope // not acknowledged yet: sent again on each connection
 	acked    map[string]time.Duration
+	payloads map[string]json.RawMessage // an acknowledgement's payload, by envelope
 	nextID   int
 	appToken string
 }
@@ -102,7 +103,7 @@ type envelope struct {
 func (s *Server) EnableSocketMode(appToken string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.socket = &socketMode{acked: map[string]time.Duration{}, appToken: appToken}
+	s.socket = &socketMode{acked: map[string]time.Duration{}, payloads: map[string]json.RawMessage{}, appToken: appToken}
 }
 
 // Connections is how many Socket Mode connections were made.
@@ -141,6 +142,15 @@ func (s *Server) Acked(id string) (time.Duration, bool) {
 	defer sm.mu.Unlock()
 	d, ok := sm.acked[id]
 	return d, ok
+}
+
+// AckPayload is the payload an envelope's acknowledgement carried (a form
+// sent back to mend: response_action errors), nil when none.
+func (s *Server) AckPayload(id string) json.RawMessage {
+	sm := s.socketMode()
+	sm.mu.Lock()
+	defer sm.mu.Unlock()
+	return sm.payloads[id]
 }
 
 // Disconnect sends Slack's disconnect envelope on the open connection
@@ -201,7 +211,8 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 		var ack struct {
-			EnvelopeID string `json:"envelope_id"`
+			EnvelopeID string          `json:"envelope_id"`
+			Payload    json.RawMessage `json:"payload"`
 		}
 		if json.Unmarshal(b, &ack) != nil || ack.EnvelopeID == "" {
 			continue
@@ -210,6 +221,9 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 		for i, e := range sm.pending {
 			if e.id == ack.EnvelopeID {
 				sm.acked[e.id] = time.Since(e.sent)
+				if len(ack.Payload) > 0 {
+					sm.payloads[e.id] = ack.Payload
+				}
 				sm.pending = append(sm.pending[:i], sm.pending[i+1:]...)
 				break
 			}

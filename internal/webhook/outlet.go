@@ -3,6 +3,8 @@ package webhook
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -133,7 +135,7 @@ func (o *Outlet) Send(ctx context.Context, at deliver.Attempt) deliver.Sent {
 // Classify is the verdict on a receiver's answer: 2xx delivered (zero
 // verdict); 429 and 5xx retried, after Retry-After when the receiver says
 // (a 5xx may have been processed: the next attempt carries the same key);
-// any other status fails for good.
+// any other status fails for good, a 410 Gone closing the webhook too.
 func Classify(status int, retryAfter string, now time.Time) deliver.Verdict {
 	code := strconv.Itoa(status)
 	switch {
@@ -143,8 +145,29 @@ func Classify(status int, retryAfter string, now time.Time) deliver.Verdict {
 		return deliver.Verdict{Retry: true, RateLimited: true, After: RetryAfter(retryAfter, now), Code: code}
 	case status >= 500:
 		return deliver.Verdict{Retry: true, Uncertain: true, After: RetryAfter(retryAfter, now), Code: code}
+	case status == http.StatusGone:
+		return deliver.Verdict{Gone: true, Code: code}
 	}
 	return deliver.Verdict{Code: code}
+}
+
+// Destination names where action a goes, for the ledger's holds: its
+// webhook (DestinationKey), "" when none is configured by that name.
+func (o *Outlet) Destination(a model.Action) string {
+	h, ok := o.Hooks[a.Channel]
+	if !ok {
+		return ""
+	}
+	return DestinationKey(h)
+}
+
+// DestinationKey is a webhook's key in the ledger's holds: its name and a
+// hash of its URL, never the URL (it may hold a token). A 410 Gone closes
+// the webhook at that URL; the same name at another URL is another
+// destination, open.
+func DestinationKey(h config.Webhook) string {
+	sum := sha256.Sum256([]byte(h.URL))
+	return h.Name + "#" + hex.EncodeToString(sum[:8])
 }
 
 // RetryAfter reads a Retry-After header: seconds, or an HTTP date; zero

@@ -67,7 +67,7 @@ func TestClassify(t *testing.T) {
 		{"a wait over an hour is an hour", 503, "86400", deliver.Verdict{Retry: true, Uncertain: true, After: time.Hour, Code: "503"}},
 		{"refused: fails for good", 400, "", deliver.Verdict{Code: "400"}},
 		{"not authorised: fails for good", 401, "", deliver.Verdict{Code: "401"}},
-		{"gone: fails for good", 410, "", deliver.Verdict{Code: "410"}},
+		{"gone: fails for good, and closes the webhook", 410, "", deliver.Verdict{Gone: true, Code: "410"}},
 		{"a redirect not followed: fails for good", 308, "", deliver.Verdict{Code: "308"}},
 	}
 	for _, c := range cases {

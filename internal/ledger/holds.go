@@ -1,0 +1,78 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/watchdogd/watchdogd/internal/model"
+)
+
+// Hold records that an outlet must not send to a destination: a new hold,
+// or an existing one's reason and end replaced (it keeps when it began).
+func (s *Store) Hold(ctx context.Context, h model.Hold) error {
+	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO destination_holds (outlet, destination, reason, since_us, until_us) VALUES (?, ?, ?, ?, ?)
+	  ON CONFLICT (outlet, destination) DO UPDATE SET reason = excluded.reason, until_us = excluded.until_us`),
+		h.Outlet, h.Destination, h.Reason, us(h.Since), us(h.Until))
+	return s.wrap("hold a destination", err)
+}
+
+// HoldOf is the hold on an outlet's destination that holds at now, if any.
+func (s *Store) HoldOf(ctx context.Context, outlet, destination string, now time.Time) (model.Hold, bool, error) {
+	h := model.Hold{Outlet: outlet, Destination: destination}
+	var since, until int64
+	err := s.db.QueryRowContext(ctx, s.q("SELECT reason, since_us, until_us FROM destination_holds WHERE outlet = ? AND destination = ?"),
+		outlet, destination).Scan(&h.Reason, &since, &until)
+	if errors.Is(err, sql.ErrNoRows) {
+		return model.Hold{}, false, nil
+	}
+	if err != nil {
+		return model.Hold{}, false, s.wrap("read a destination's hold", err)
+	}
+	h.Since, h.Until = fromUS(since), fromUS(until)
+	return h, h.Holds(now), nil
+}
+
+// Holds lists every hold that holds at now, by outlet and destination.
+func (s *Store) Holds(ctx context.Context, now time.Time) ([]model.Hold, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT outlet, destination, reason, since_us, until_us FROM destination_holds ORDER BY outlet, destination")
+	if err != nil {
+		return nil, s.wrap("read destination holds", err)
+	}
+	var out []model.Hold
+	for rows.Next() {
+		var h model.Hold
+		var since, until int64
+		if err := rows.Scan(&h.Outlet, &h.Destination, &h.Reason, &since, &until); err != nil {
+			_ = rows.Close()
+			return nil, s.wrap("read destination holds", err)
+		}
+		if h.Since, h.Until = fromUS(since), fromUS(until); h.Holds(now) {
+			out = append(out, h)
+		}
+	}
+	return out, s.wrap("read destination holds", closeRows(rows))
+}
+
+// Release ends the holds on an outlet's destinations but those in keep
+// (nil: every one) and returns those it ended: an operator reopened them,
+// or the config no longer names them (a webhook whose URL changed).
+func (s *Store) Release(ctx context.Context, outlet string, keep []string) ([]model.Hold, error) {
+	all, err := s.Holds(ctx, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	var ended []model.Hold
+	for _, h := range all {
+		if h.Outlet != outlet || slices.Contains(keep, h.Destination) {
+			continue
+		}
+		if _, err := s.db.ExecContext(ctx, s.q("DELETE FROM destination_holds WHERE outlet = ? AND destination = ?"), h.Outlet, h.Destination); err != nil {
+			return ended, s.wrap("release a destination's hold", err)
+		}
+		ended = append(ended, h)
+	}
+	return ended, nil
+}
