@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/slacktest"
+	"github.com/watchdogd/watchdogd/internal/notify/slack/slacktest"
 	"github.com/watchdogd/watchdogd/internal/testport"
 )
 

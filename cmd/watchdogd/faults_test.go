@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/kandevdb"
-	"github.com/watchdogd/watchdogd/internal/slacktest"
+	"github.com/watchdogd/watchdogd/internal/notify/slack/slacktest"
 )
 
 var (

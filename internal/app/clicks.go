@@ -4,22 +4,22 @@ import (
 	"context"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/answer"
 	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/cycle"
-	"github.com/watchdogd/watchdogd/internal/deliver"
 	"github.com/watchdogd/watchdogd/internal/ledger"
 	"github.com/watchdogd/watchdogd/internal/model"
-	"github.com/watchdogd/watchdogd/internal/nudge"
-	"github.com/watchdogd/watchdogd/internal/outlets"
+	"github.com/watchdogd/watchdogd/internal/notify"
+	"github.com/watchdogd/watchdogd/internal/notify/answer"
+	"github.com/watchdogd/watchdogd/internal/notify/nudge"
+	"github.com/watchdogd/watchdogd/internal/notify/registry"
+	"github.com/watchdogd/watchdogd/internal/notify/slack"
+	"github.com/watchdogd/watchdogd/internal/notify/snooze"
 	"github.com/watchdogd/watchdogd/internal/policy"
-	"github.com/watchdogd/watchdogd/internal/slack"
-	"github.com/watchdogd/watchdogd/internal/snooze"
 )
 
 // connectClicks registers what a click in Slack decides (slack.interactivity): kandev's answers over its HTTP API
 // and WebSocket, snoozes and resolves in cycle c's ledger.
-func connectClicks(reg deliver.Registry, cfg *config.Config, src Sources, c *cycle.Cycle, s *slack.Outlet, kc *nudge.Client, n *nudge.Outlet) error {
+func connectClicks(reg notify.Registry, cfg *config.Config, src Sources, c *cycle.Cycle, s *slack.Outlet, kc *nudge.Client, n *nudge.Outlet) error {
 	hc, err := answer.NewClient(cfg.Kandev.BaseURL, src.Kandev, 15*time.Second)
 	if err != nil {
 		return err
@@ -39,6 +39,6 @@ func connectClicks(reg deliver.Registry, cfg *config.Config, src Sources, c *cyc
 			return err
 		},
 	}
-	outlets.RegisterClicks(reg, s, n, a, q)
+	registry.RegisterClicks(reg, s, n, a, q)
 	return nil
 }

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/kandevdb"
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
 	"github.com/watchdogd/watchdogd/internal/model"
-	"github.com/watchdogd/watchdogd/internal/nudge"
-	"github.com/watchdogd/watchdogd/internal/slack"
+	"github.com/watchdogd/watchdogd/internal/notify/kandevapi/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/notify/nudge"
+	"github.com/watchdogd/watchdogd/internal/notify/slack"
 )
 
 // cancelAndNudgeCycle is a cycle over one stalled session whose policy is

@@ -16,14 +16,14 @@ import (
 	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/kandevdb"
 	"github.com/watchdogd/watchdogd/internal/ledger"
-	"github.com/watchdogd/watchdogd/internal/logline"
 	"github.com/watchdogd/watchdogd/internal/metrics"
 	"github.com/watchdogd/watchdogd/internal/model"
-	"github.com/watchdogd/watchdogd/internal/nudge"
-	"github.com/watchdogd/watchdogd/internal/outlets"
+	"github.com/watchdogd/watchdogd/internal/notify/logline"
+	"github.com/watchdogd/watchdogd/internal/notify/nudge"
+	"github.com/watchdogd/watchdogd/internal/notify/registry"
+	"github.com/watchdogd/watchdogd/internal/notify/slack"
+	"github.com/watchdogd/watchdogd/internal/notify/slack/slacktest"
 	"github.com/watchdogd/watchdogd/internal/policy"
-	"github.com/watchdogd/watchdogd/internal/slack"
-	"github.com/watchdogd/watchdogd/internal/slacktest"
 )
 
 // beforeFence runs a hook right before the fencing read: the kandev
@@ -100,7 +100,7 @@ func connect(c *Cycle, client *slack.Client, k nudge.Kandev) {
 			RateLimited: c.Metrics.SlackRateLimited.Inc}
 	}
 	n := &nudge.Outlet{Kandev: k, Current: c.Current, Read: c.ReadTask}
-	c.Outlets = outlets.Register(outlets.Set{Slack: s, Nudge: n, Log: &logline.Outlet{}})
+	c.Outlets = registry.Register(registry.Set{Slack: s, Nudge: n, Log: &logline.Outlet{}})
 }
 
 // discardKandev takes every nudge and cancel and does nothing.

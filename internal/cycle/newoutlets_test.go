@@ -11,15 +11,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/alertmanager"
 	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/kandevdb"
 	"github.com/watchdogd/watchdogd/internal/ledger"
-	"github.com/watchdogd/watchdogd/internal/logline"
 	"github.com/watchdogd/watchdogd/internal/model"
-	"github.com/watchdogd/watchdogd/internal/outlets"
-	"github.com/watchdogd/watchdogd/internal/webhook"
-	"github.com/watchdogd/watchdogd/internal/webhooktest"
+	"github.com/watchdogd/watchdogd/internal/notify/alertmanager"
+	"github.com/watchdogd/watchdogd/internal/notify/logline"
+	"github.com/watchdogd/watchdogd/internal/notify/registry"
+	"github.com/watchdogd/watchdogd/internal/notify/webhook"
+	"github.com/watchdogd/watchdogd/internal/notify/webhook/webhooktest"
 )
 
 const hookSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
@@ -45,7 +45,7 @@ func withOutlets(t *testing.T, c *Cycle, steps, hook, am string) *time.Time {
 		t.Fatal(err)
 	}
 	c.Config = cfg
-	set := outlets.Set{Log: &logline.Outlet{}}
+	set := registry.Set{Log: &logline.Outlet{}}
 	if hook != "" {
 		set.Webhook = webhook.New(cfg.Webhooks)
 	}
@@ -54,7 +54,7 @@ func withOutlets(t *testing.T, c *Cycle, steps, hook, am string) *time.Time {
 			t.Fatal(err)
 		}
 	}
-	c.Outlets = outlets.Register(set)
+	c.Outlets = registry.Register(set)
 	clock := time.Now()
 	c.Now = func() time.Time { return clock }
 	return &clock

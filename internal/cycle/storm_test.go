@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/kandevdb"
+	"github.com/watchdogd/watchdogd/internal/notify/slack/slacktest"
 	"github.com/watchdogd/watchdogd/internal/pgtest"
-	"github.com/watchdogd/watchdogd/internal/slacktest"
 )
 
 // BenchmarkStormCycle: a cycle with 5,000 open stalled-turn episodes (a

@@ -1,0 +1,25 @@
+package nudge
+
+import (
+	"errors"
+
+	"github.com/watchdogd/watchdogd/internal/notify"
+)
+
+// Classify applies kandev's rules to an error from its WebSocket API;
+// anything else is the transport's (notify.Transport).
+func Classify(err error) notify.Verdict {
+	var ke *RequestError
+	var kd *DialError
+	switch {
+	case errors.As(err, &ke):
+		// As with Slack's internal_error, kandev's may follow a partial
+		// success: an agent.cancel whose agent did not acknowledge in time
+		// is answered INTERNAL_ERROR after kandev has unblocked the turn.
+		retry := ke.Retryable()
+		return notify.Verdict{Retry: retry, Uncertain: retry, Code: ke.Code}
+	case errors.As(err, &kd): // no request left
+		return notify.Verdict{Retry: true, Code: "connect"}
+	}
+	return notify.Transport(err)
+}
