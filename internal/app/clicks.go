@@ -10,6 +10,7 @@ import (
 	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/notify"
 	"github.com/watchdogd/watchdogd/internal/notify/answer"
+	"github.com/watchdogd/watchdogd/internal/notify/kandevapi"
 	"github.com/watchdogd/watchdogd/internal/notify/nudge"
 	"github.com/watchdogd/watchdogd/internal/notify/registry"
 	"github.com/watchdogd/watchdogd/internal/notify/slack"
@@ -17,14 +18,10 @@ import (
 	"github.com/watchdogd/watchdogd/internal/policy"
 )
 
-// connectClicks registers what a click in Slack decides (slack.interactivity): kandev's answers over its HTTP API
-// and WebSocket, snoozes and resolves in cycle c's ledger.
-func connectClicks(reg notify.Registry, cfg *config.Config, src Sources, c *cycle.Cycle, s *slack.Outlet, kc *nudge.Client, n *nudge.Outlet) error {
-	hc, err := answer.NewClient(cfg.Kandev.BaseURL, src.Kandev, 15*time.Second)
-	if err != nil {
-		return err
-	}
-	a := &answer.Outlet{Kandev: answer.Kandevs{HTTP: hc, WS: kc}, Read: c.ReadTask, Current: c.Current}
+// connectClicks registers what a click in Slack decides (slack.interactivity): kandev's answers through kc, its
+// API client (HTTP for a question, the WebSocket for a permission), snoozes and resolves in cycle c's ledger.
+func connectClicks(reg notify.Registry, cfg *config.Config, c *cycle.Cycle, s *slack.Outlet, kc *kandevapi.Client, n *nudge.Outlet) {
+	a := &answer.Outlet{Kandev: kc, Read: c.ReadTask, Current: c.Current}
 	q := &snooze.Outlet{
 		AddSilence: func(ctx context.Context, v ledger.Silence) error { return c.Store.AddSilence(ctx, v) },
 		Resolve: func(ctx context.Context, id, reason string, at time.Time) error {
@@ -40,5 +37,4 @@ func connectClicks(reg notify.Registry, cfg *config.Config, src Sources, c *cycl
 		},
 	}
 	registry.RegisterClicks(reg, s, n, a, q)
-	return nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/notify"
 	"github.com/watchdogd/watchdogd/internal/notify/alertmanager"
+	"github.com/watchdogd/watchdogd/internal/notify/kandevapi"
 	"github.com/watchdogd/watchdogd/internal/notify/logline"
 	"github.com/watchdogd/watchdogd/internal/notify/nudge"
 	"github.com/watchdogd/watchdogd/internal/notify/registry"
@@ -70,7 +71,7 @@ func NewCycle(ctx context.Context, in Inputs, cfg *config.Config, log *zap.Logge
 // secrets, for cycle c: kandev's nudges, the log, and Slack, Alertmanager
 // and webhooks when the config has their blocks.
 func Connect(cfg *config.Config, src Sources, log *zap.Logger, c *cycle.Cycle) (notify.Registry, error) {
-	kc, err := nudge.NewClient(cfg.Kandev.BaseURL, src.Kandev, 15*time.Second)
+	kc, err := kandevapi.NewClient(cfg.Kandev.BaseURL, src.Kandev, 15*time.Second)
 	if err != nil {
 		return nil, err
 	}
@@ -90,9 +91,7 @@ func Connect(cfg *config.Config, src Sources, log *zap.Logger, c *cycle.Cycle) (
 		return nil, err
 	}
 	if s != nil && cfg.Slack.Interactivity != nil {
-		if err := connectClicks(reg, cfg, src, c, s, kc, n); err != nil {
-			return nil, err
-		}
+		connectClicks(reg, cfg, c, s, kc, n)
 	}
 	return reg, nil
 }

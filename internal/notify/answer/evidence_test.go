@@ -8,6 +8,7 @@ import (
 
 	"github.com/watchdogd/watchdogd/internal/authority"
 	"github.com/watchdogd/watchdogd/internal/model"
+	"github.com/watchdogd/watchdogd/internal/notify/kandevapi"
 )
 
 func ans(q string, opts ...string) model.Answer { return model.Answer{QuestionID: q, Options: opts} }
@@ -40,22 +41,22 @@ func TestAfterRespond(t *testing.T) {
 	ours := []model.Answer{ans("q1", "a")}
 	for _, c := range []struct {
 		name  string
-		r     Responded
+		r     kandevapi.Responded
 		err   error
 		state model.State // "" for an error verdict
 		retry bool
 		look  bool
 		says  string
 	}{
-		{"taken", Responded{Claimed: true}, nil, model.StateDelivered, false, false, ""},
-		{"not taken, but kandev holds ours (an earlier attempt landed)", Responded{Recorded: ours}, nil, model.StateDelivered, false, false, ""},
-		{"someone else's first", Responded{Recorded: []model.Answer{ans("q1", "b")}}, nil, model.StateFailed, false, false, "someone answered in kandev first: b"},
-		{"not taken, kandev says no more", Responded{}, nil, model.StateFailed, false, true, "another answer first"},
-		{"409: look at the rows", Responded{}, &RespondError{Status: 409, Message: "no longer active"}, model.StateFailed, false, true, "no longer takes an answer"},
-		{"404", Responded{}, &RespondError{Status: 404}, model.StateFailed, false, false, "does not know this question"},
-		{"400: an answer kandev refuses", Responded{}, &RespondError{Status: 400, Message: "expected 2 answers, got 1"}, "", false, false, "expected 2 answers"},
-		{"500: may have landed, retried", Responded{}, &RespondError{Status: 500}, "", true, false, ""},
-		{"a dropped connection: retried", Responded{}, errors.New("connection reset"), "", true, false, ""},
+		{"taken", kandevapi.Responded{Claimed: true}, nil, model.StateDelivered, false, false, ""},
+		{"not taken, but kandev holds ours (an earlier attempt landed)", kandevapi.Responded{Recorded: ours}, nil, model.StateDelivered, false, false, ""},
+		{"someone else's first", kandevapi.Responded{Recorded: []model.Answer{ans("q1", "b")}}, nil, model.StateFailed, false, false, "someone answered in kandev first: b"},
+		{"not taken, kandev says no more", kandevapi.Responded{}, nil, model.StateFailed, false, true, "another answer first"},
+		{"409: look at the rows", kandevapi.Responded{}, &kandevapi.RespondError{Status: 409, Message: "no longer active"}, model.StateFailed, false, true, "no longer takes an answer"},
+		{"404", kandevapi.Responded{}, &kandevapi.RespondError{Status: 404}, model.StateFailed, false, false, "does not know this question"},
+		{"400: an answer kandev refuses", kandevapi.Responded{}, &kandevapi.RespondError{Status: 400, Message: "expected 2 answers, got 1"}, "", false, false, "expected 2 answers"},
+		{"500: may have landed, retried", kandevapi.Responded{}, &kandevapi.RespondError{Status: 500}, "", true, false, ""},
+		{"a dropped connection: retried", kandevapi.Responded{}, errors.New("connection reset"), "", true, false, ""},
 	} {
 		s, look := AfterRespond(c.r, c.err, ours)
 		if look != c.look {

@@ -14,14 +14,15 @@ import (
 
 	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/notify"
-	"github.com/watchdogd/watchdogd/internal/notify/nudge"
+	"github.com/watchdogd/watchdogd/internal/notify/kandevapi"
 	"github.com/watchdogd/watchdogd/internal/scan"
 	"github.com/watchdogd/watchdogd/internal/term"
 )
 
-// Kandev is what an answer is sent through.
+// Kandev is what an answer is sent through (a *kandevapi.Client): a
+// bundle over HTTP, a permission over the WebSocket.
 type Kandev interface {
-	Respond(ctx context.Context, pendingID string, answers []model.Answer) (Responded, error)
+	Respond(ctx context.Context, pendingID string, answers []model.Answer) (kandevapi.Responded, error)
 	RespondPermission(ctx context.Context, taskID, sessionID, requestID, pendingID, optionID string) error
 }
 
@@ -170,8 +171,8 @@ func (o *Outlet) send(ctx context.Context, at notify.Attempt) notify.Sent {
 // kandev holding another is someone else's, first; a refusal that says
 // no more is looked into (look: read kandev's rows), and stands as s
 // when they do not tell.
-func AfterRespond(r Responded, err error, ours []model.Answer) (s notify.Sent, look bool) {
-	var re *RespondError
+func AfterRespond(r kandevapi.Responded, err error, ours []model.Answer) (s notify.Sent, look bool) {
+	var re *kandevapi.RespondError
 	switch {
 	case err == nil && r.Claimed:
 		return notify.Delivered("", ""), false
@@ -186,7 +187,7 @@ func AfterRespond(r Responded, err error, ours []model.Answer) (s notify.Sent, l
 	case errors.As(err, &re) && re.Status == 404:
 		return notify.Failed("kandev does not know this question any more"), false
 	}
-	return notify.Error(err, Classify(err)), false
+	return notify.Error(err, kandevapi.Classify(err)), false
 }
 
 // theirs is the failure of an answer someone gave first, saying theirs.
@@ -206,7 +207,7 @@ func (o *Outlet) permission(ctx context.Context, at notify.Attempt, b model.Clic
 	}
 	e := at.Episode
 	if err := o.Kandev.RespondPermission(ctx, e.TaskID, e.SessionID, b.RequestID, b.PendingID, b.OptionID); err != nil {
-		return notify.Error(err, nudge.Classify(err))
+		return notify.Error(err, kandevapi.Classify(err))
 	}
 	return notify.Delivered("", "")
 }
@@ -232,21 +233,4 @@ func PermissionStep(p Permission, mayHaveLanded bool, since time.Duration) (s no
 		return notify.Failed("kandev did not record the answer of a request whose reply was lost; answer the permission in kandev"), false
 	}
 	return notify.Sent{}, true
-}
-
-// Kandevs are kandev's two write paths, as an Outlet's Kandev: the HTTP
-// API for answers, the WebSocket for permissions.
-type Kandevs struct {
-	HTTP *Client
-	WS   *nudge.Client
-}
-
-// Respond answers a bundle over HTTP.
-func (k Kandevs) Respond(ctx context.Context, pendingID string, answers []model.Answer) (Responded, error) {
-	return k.HTTP.Respond(ctx, pendingID, answers)
-}
-
-// RespondPermission answers a permission over the WebSocket.
-func (k Kandevs) RespondPermission(ctx context.Context, taskID, sessionID, requestID, pendingID, optionID string) error {
-	return k.WS.RespondPermission(ctx, taskID, sessionID, requestID, pendingID, optionID)
 }

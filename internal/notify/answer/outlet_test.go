@@ -10,22 +10,18 @@ import (
 	"github.com/watchdogd/watchdogd/internal/authority"
 	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/notify"
+	"github.com/watchdogd/watchdogd/internal/notify/kandevapi"
 	"github.com/watchdogd/watchdogd/internal/notify/kandevapi/kandevtest"
-	"github.com/watchdogd/watchdogd/internal/notify/nudge"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
 
 func outletFor(t *testing.T, k *kandevtest.WSServer, snap *model.Snapshot, kind model.Kind) *Outlet {
 	t.Helper()
-	hc, err := NewClient(k.BaseURL(), "", 5*time.Second)
+	kc, err := kandevapi.NewClient(k.BaseURL(), "", 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wc, err := nudge.NewClient(k.BaseURL(), "", 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &Outlet{Kandev: Kandevs{HTTP: hc, WS: wc},
+	return &Outlet{Kandev: kc,
 		Read: func(context.Context, string) (*model.Snapshot, error) { return snap, nil },
 		Current: func(*model.Snapshot, model.Episode) *scan.Finding {
 			if kind == "" {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/notify"
+	"github.com/watchdogd/watchdogd/internal/notify/kandevapi"
 	"github.com/watchdogd/watchdogd/internal/scan"
 	"github.com/watchdogd/watchdogd/internal/term"
 )
@@ -61,8 +62,8 @@ func (o *Outlet) Send(ctx context.Context, at notify.Attempt) notify.Sent {
 	if at.Current != nil && model.HumanOwesAnswer(at.Current.Kind) {
 		return notify.Superseded(humanOwes)
 	}
-	if err := o.Kandev.AddMessage(ctx, e.TaskID, e.SessionID, notify.DecodeText(a.Body), ClientMessageID(a.Key)); err != nil {
-		return notify.Error(err, Classify(err))
+	if err := o.Kandev.AddMessage(ctx, e.TaskID, e.SessionID, notify.DecodeText(a.Body), kandevapi.ClientMessageID(a.Key)); err != nil {
+		return notify.Error(err, kandevapi.Classify(err))
 	}
 	return notify.Delivered("", "")
 }
@@ -117,7 +118,7 @@ func (o *Outlet) cancelAndNudge(ctx context.Context, at notify.Attempt) notify.S
 	// Once the cancel is sent the nudge is owed whatever follows: an
 	// uncertain action survives its episode's resolve and is not fenced on
 	// the finding the cancel cleared.
-	s := notify.Error(err, Classify(err))
+	s := notify.Error(err, kandevapi.Classify(err))
 	s.MayHaveLanded = cancelled
 	return s
 }
@@ -154,8 +155,8 @@ func (o *Outlet) cancelThenNudge(ctx context.Context, a model.Action, e model.Ep
 		case s.State != "RUNNING" && refusal != nil: // refused, and not for running
 			return cancelled, refusal
 		case s.State != "RUNNING":
-			err := o.Kandev.AddMessage(ctx, e.TaskID, e.SessionID, notify.DecodeText(a.Body), ClientMessageID(a.Key))
-			if !Refusal(err) {
+			err := o.Kandev.AddMessage(ctx, e.TaskID, e.SessionID, notify.DecodeText(a.Body), kandevapi.ClientMessageID(a.Key))
+			if !kandevapi.Refusal(err) {
 				return cancelled, err
 			}
 			refusal = err
@@ -164,7 +165,7 @@ func (o *Outlet) cancelThenNudge(ctx context.Context, a model.Action, e model.Ep
 			return cancelled, errNudgeNotOwed
 		case !cancelled && (!a.Uncertain || o.Current(snap, e) != nil):
 			if err := o.Kandev.Cancel(ctx, e.SessionID); err != nil {
-				return Classify(err).Uncertain, cancelError(e.SessionID, err) // a lost answer may hide a cancel that landed
+				return kandevapi.Classify(err).Uncertain, cancelError(e.SessionID, err) // a lost answer may hide a cancel that landed
 			}
 			cancelled = true
 			continue
@@ -186,7 +187,7 @@ func (o *Outlet) cancelThenNudge(ctx context.Context, a model.Action, e model.Ep
 // it RUNNING, and refuses the nudge while it is, so only a human can
 // resume or stop it.
 func cancelError(session string, err error) error {
-	var re *RequestError
+	var re *kandevapi.RequestError
 	if errors.As(err, &re) && re.NoAgent() {
 		return fmt.Errorf("kandev has no agent process for session %s, so its turn cannot be cancelled nor the agent nudged; resume or stop the session in kandev: %w", session, err)
 	}

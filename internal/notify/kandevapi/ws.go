@@ -1,4 +1,11 @@
-package nudge
+// Package kandevapi is kandev's API as watchdogd calls it, the one client
+// of kandev's write side: the WebSocket at <base>/ws (message.add,
+// agent.cancel, permission.respond) and the HTTP route that answers a
+// question bundle, kandev's error answers, and the delivery protocol's
+// verdict on each (Classify). Every outlet that acts in kandev goes
+// through one Client built for kandev.base_url and its token. kandev's
+// database is read elsewhere (internal/kandev), never through this API.
+package kandevapi
 
 import (
 	"context"
@@ -17,16 +24,20 @@ import (
 )
 
 // Client is kandev's write side as watchdogd uses it: the WebSocket API at
-// <base>/ws (kandev has no HTTP route that sends a message into a session).
+// <base>/ws (kandev has no HTTP route that sends a message into a session)
+// and, for answers, the HTTP API under <base>/api/v1.
 type Client struct {
 	wsURL   string
+	base    string
 	token   config.Secret
 	timeout time.Duration
+	http    *http.Client
 }
 
 // NewClient builds a client for kandev at baseURL (http or https).
 func NewClient(baseURL string, token config.Secret, timeout time.Duration) (*Client, error) {
-	u, err := url.Parse(strings.TrimRight(baseURL, "/") + "/ws")
+	base := strings.TrimRight(baseURL, "/")
+	u, err := url.Parse(base + "/ws")
 	if err != nil {
 		return nil, fmt.Errorf("kandev.base_url: %w", err)
 	}
@@ -38,7 +49,7 @@ func NewClient(baseURL string, token config.Secret, timeout time.Duration) (*Cli
 	default:
 		return nil, fmt.Errorf("kandev.base_url %q: want http or https", baseURL)
 	}
-	return &Client{wsURL: u.String(), token: token, timeout: timeout}, nil
+	return &Client{wsURL: u.String(), base: base, token: token, timeout: timeout, http: &http.Client{Timeout: timeout}}, nil
 }
 
 // RequestError is kandev's error answer to a request.

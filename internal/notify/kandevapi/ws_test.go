@@ -1,4 +1,4 @@
-package nudge
+package kandevapi
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 	"github.com/watchdogd/watchdogd/internal/testport"
 )
 
-// TestKandevNudges runs the nudge client against a server speaking kandev's
-// envelope.
+// TestKandevNudges runs the client's nudges (message.add, agent.cancel)
+// against a server speaking kandev's envelope.
 func TestKandevNudges(t *testing.T) {
 	srv := kandevtest.NewWSServer(map[string]string{"s-wait": "WAITING_FOR_INPUT", "s-run": "RUNNING"})
 	srv.Token = "kandev_pat_secret"

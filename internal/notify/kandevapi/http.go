@@ -1,39 +1,18 @@
-package answer
+package kandevapi
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
-	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/notify"
 )
-
-// Client answers questions through kandev's HTTP API: POST
-// /api/v1/clarification/<pending_id>/respond. kandev takes the first answer
-// of a bundle and refuses the rest.
-type Client struct {
-	base  string
-	token config.Secret
-	http  *http.Client
-}
-
-// NewClient builds a client for kandev at baseURL (http or https).
-func NewClient(baseURL string, token config.Secret, timeout time.Duration) (*Client, error) {
-	u, err := url.Parse(baseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-		return nil, fmt.Errorf("kandev.base_url %q: want http or https", baseURL)
-	}
-	return &Client{base: strings.TrimRight(baseURL, "/"), token: token, http: &http.Client{Timeout: timeout}}, nil
-}
 
 // Responded is kandev's answer to a respond it took: claimed says whether
 // this answer won; Recorded is the answer kandev holds (the winner's),
@@ -58,7 +37,9 @@ func (e *RespondError) Error() string {
 // answers, a few kilobytes at most.
 const maxAnswerBody = 1 << 20
 
-// Respond answers bundle pendingID with one answer per question.
+// Respond answers bundle pendingID with one answer per question, over
+// HTTP: POST /api/v1/clarification/<pending_id>/respond. kandev takes the
+// first answer of a bundle and refuses the rest.
 func (c *Client) Respond(ctx context.Context, pendingID string, answers []model.Answer) (Responded, error) {
 	body, err := json.Marshal(map[string]any{"answers": answers, "rejected": false, "reject_reason": ""})
 	if err != nil {
@@ -111,18 +92,4 @@ func (c *Client) Respond(ctx context.Context, pendingID string, answers []model.
 		r.Recorded = ok.Response.Answers
 	}
 	return r, nil
-}
-
-// Classify is the protocol's verdict on a respond error: kandev's refusals
-// are decisions (a 4xx); its 5xx and a lost connection may have followed
-// an answer it took.
-func Classify(err error) notify.Verdict {
-	var re *RespondError
-	if errors.As(err, &re) {
-		if re.Status >= 500 {
-			return notify.Verdict{Retry: true, Uncertain: true, Code: fmt.Sprint(re.Status)}
-		}
-		return notify.Verdict{Code: fmt.Sprint(re.Status)}
-	}
-	return notify.Transport(err)
 }
