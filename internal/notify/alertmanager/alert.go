@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/model"
-	"github.com/watchdogd/watchdogd/internal/notify/slack"
+	"github.com/watchdogd/watchdogd/internal/notify/words"
 	"github.com/watchdogd/watchdogd/internal/scan"
 	"github.com/watchdogd/watchdogd/internal/term"
 )
@@ -91,7 +91,7 @@ func alert(e model.Episode, kind model.Kind, f scan.Finding, o Options, end time
 	a := Alert{Labels: labels,
 		Annotations: map[string]string{
 			"summary":     upperFirst(model.KindWords(kind)) + " on " + title,
-			"description": slack.Words(f),
+			"description": words.Sentence(f),
 			"kandev_url":  f.Link,
 			"runbook_url": o.RunbookURL,
 		},

@@ -16,6 +16,7 @@ import (
 	slackapi "github.com/slack-go/slack"
 
 	"github.com/watchdogd/watchdogd/internal/model"
+	"github.com/watchdogd/watchdogd/internal/notify/words"
 	"github.com/watchdogd/watchdogd/internal/scan"
 	"github.com/watchdogd/watchdogd/internal/term"
 )
@@ -86,8 +87,7 @@ type RenderOptions struct {
 // unescaped: it is either escaped (&, <, >, formatting characters) or sent
 // as plain_text, so it can neither ping @channel nor break formatting.
 func Render(f scan.Finding, o RenderOptions) Message {
-	age := term.Minutes(time.Duration(f.AgeSeconds) * time.Second)
-	head, body := headline(f, age)
+	head, body := headline(f)
 	if o.KindChange {
 		head, body = kindChangeText(f)
 	}
@@ -144,64 +144,11 @@ func ClearedReply(resolved Message) Message {
 	return Message{Text: resolved.Text, Blocks: slackapi.Blocks{BlockSet: resolved.Blocks.BlockSet[:1]}}
 }
 
-// headline is the first line's bold part and the sentence after the link.
-func headline(f scan.Finding, age string) (string, string) {
-	d := f.Detail
-	if d == nil {
-		d = &scan.Detail{}
-	}
-	switch f.Kind {
-	case model.KindStalledTurn:
-		last := ""
-		if d.LastActivityAt != nil {
-			if t, err := time.Parse(time.RFC3339Nano, *d.LastActivityAt); err == nil {
-				last = "No output " + slackDate("since", t)
-				if d.LastActivityType != "" {
-					last += " (last: " + escapeText(strings.ReplaceAll(d.LastActivityType, "_", " ")) + ")"
-				}
-				last += ". "
-			}
-		}
-		return "Agent stalled " + age + " on", last + "kandev shows it running. Open the task to cancel the turn or nudge it."
-	case model.KindNeverStarted:
-		if f.TurnID == nil {
-			return "Session stuck starting for " + age + " on", "kandev never opened a turn for it. Open the task to restart the session."
-		}
-		return "Agent never started on", "The turn opened " + age + " ago and produced no output at all."
-	case model.KindUnansweredClarification:
-		return "Question waiting " + age + " on", "Answer it in kandev."
-	case model.KindShadowedClarification:
-		return "Hidden question, asked " + age + " ago, on", "kandev does not show it after the agent was resumed, and answering it there will fail. " +
-			"Reply in the session with your answer, or ask the agent to ask again."
-	case model.KindPendingPermission:
-		return "Agent waiting " + age + " for permission on", "Approve or deny it in kandev."
-	case model.KindInterruptedSession:
-		return interruptedText(d, age)
-	case model.KindMultipleOpenTurns:
-		return fmt.Sprintf("%d open turns", d.OpenTurns) + " on", "kandev keeps one turn open per session; the newest is treated as current."
-	}
-	return escapeText(string(f.Kind)) + " on", ""
-}
-
-// interruptedText says what left a session parked and what a person does
-// about it: resume it, or send the lost message again. A permission kandev
-// still shows on the closed turn is named, since granting it there fails.
-func interruptedText(d *scan.Detail, age string) (string, string) {
-	head, body := "Session parked by a kandev restart "+age+" ago on", "Nothing is queued. Open it to resume."
-	switch d.Interruption {
-	case scan.InterruptionDroppedPrompt:
-		head = "Last message never answered on"
-		body = "kandev closed the turn " + age + " ago without a reply from the agent (a restart while it ran?) and shows the session idle. " +
-			"Resume the session or send the message again."
-	case scan.InterruptionLostPermission:
-		return "Permission request lost on", "kandev closed the turn " + age + " ago while the agent waited for a permission (a restart while it ran?). " +
-			"kandev still shows the request, but it can no longer be granted: resume the session for the agent to ask again."
-	}
-	if d.LostPermission != nil {
-		body += " kandev still shows the permission the agent asked for before that, but it can no longer be granted: " +
-			"the session must be resumed for the agent to ask again."
-	}
-	return head, body
+// headline is the first line's bold part and the sentence after the link:
+// the finding's words, agent text escaped for mrkdwn, moments as date
+// tokens.
+func headline(f scan.Finding) (string, string) {
+	return words.Headline(f, words.Style{Date: slackDate, Escape: escapeText})
 }
 
 func kindChangeText(f scan.Finding) (string, string) {

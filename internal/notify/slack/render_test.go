@@ -262,7 +262,7 @@ func TestEveryKindHasWords(t *testing.T) {
 		if _, ok := emojis[k]; !ok {
 			t.Errorf("%s has no emoji", k)
 		}
-		head, _ := headline(scan.Finding{Kind: k}, "5m")
+		head, _ := headline(scan.Finding{Kind: k})
 		if head == escapeText(string(k))+" on" {
 			t.Errorf("%s has no headline: %q", k, head)
 		}

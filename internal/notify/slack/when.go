@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	slackapi "github.com/slack-go/slack"
+
+	"github.com/watchdogd/watchdogd/internal/notify/words"
 )
 
 // A message is rendered when its action is decided and frozen in the ledger,
@@ -23,7 +25,7 @@ func slackDate(lead string, t time.Time) string {
 	return fmt.Sprintf("<!date^%d^%s {date_short_pretty} at {time}|%s %s>", t.Unix(), lead, lead, utcStamp(t))
 }
 
-func utcStamp(t time.Time) string { return t.UTC().Format("Jan 2 15:04 UTC") }
+func utcStamp(t time.Time) string { return words.Stamp(t) }
 
 // dateToken matches a Slack date token; its group is the fallback.
 var dateToken = regexp.MustCompile(`<!date\^[0-9]+\^[^|>]*\|([^>]*)>`)
