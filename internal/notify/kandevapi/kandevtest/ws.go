@@ -1,6 +1,7 @@
 // Package kandevtest is a test double of kandev's write side: its
 // WebSocket API (message.add, agent.cancel, permission.respond) and its
-// HTTP clarification respond, for the clients' tests and the binary's.
+// HTTP clarification respond, for the tests of kandev's API client
+// (internal/notify/kandevapi, which it sits under) and the binary's.
 package kandevtest
 
 import (
