@@ -141,7 +141,7 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_STAMPS)) -fuzzminimizetime=2s ./internal/kandevtime
 	$(GO) test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_CONFIG)) -fuzzminimizetime=2s ./internal/config
 	$(GO) test -run='^$$' -fuzz='^FuzzProbeJSON$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_PROBE)) -fuzzminimizetime=2s ./internal/kandev
-	$(GO) test -run='^$$' -fuzz='^FuzzEscapers$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_ESCAPE)) -fuzzminimizetime=2s ./internal/slack
+	$(GO) test -run='^$$' -fuzz='^FuzzEscapers$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_ESCAPE)) -fuzzminimizetime=2s ./internal/notify/slack
 	$(GO) test -run='^$$' -fuzz='^FuzzSnapshotAgainstRule$$' -fuzztime=$(or $(FUZZTIME),$(FUZZ_SNAPSHOT)) -fuzzminimizetime=2s ./internal/kandev
 
 ## test-race: the unit and integration tests under the race detector; the

@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/watchdogd/watchdogd/internal/config"
+	"github.com/watchdogd/watchdogd/internal/notify/webhook"
 	"github.com/watchdogd/watchdogd/internal/term"
-	"github.com/watchdogd/watchdogd/internal/webhook"
 )
 
 // checkConfigCmd is `watchdogd check-config FILE…`: it checks each file: SUCCESS, or FAILED with every problem as

@@ -13,14 +13,14 @@ import (
 
 	"github.com/watchdogd/watchdogd/internal/app"
 	"github.com/watchdogd/watchdogd/internal/config"
-	"github.com/watchdogd/watchdogd/internal/console"
 	"github.com/watchdogd/watchdogd/internal/cycle"
 	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/kandevdb"
 	"github.com/watchdogd/watchdogd/internal/ledger"
 	"github.com/watchdogd/watchdogd/internal/metrics"
-	"github.com/watchdogd/watchdogd/internal/nudge"
-	"github.com/watchdogd/watchdogd/internal/slack"
+	"github.com/watchdogd/watchdogd/internal/notify/console"
+	"github.com/watchdogd/watchdogd/internal/notify/nudge"
+	"github.com/watchdogd/watchdogd/internal/notify/slack"
 )
 
 // demoCmd is `watchdogd demo`: it builds a kandev-shaped SQLite database in a temporary directory

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/app"
-	"github.com/watchdogd/watchdogd/internal/deliver"
 	"github.com/watchdogd/watchdogd/internal/kandevtime"
 	"github.com/watchdogd/watchdogd/internal/model"
+	"github.com/watchdogd/watchdogd/internal/notify"
 	"github.com/watchdogd/watchdogd/internal/policy"
 	"github.com/watchdogd/watchdogd/internal/scan"
 	"github.com/watchdogd/watchdogd/internal/term"
@@ -250,7 +250,7 @@ func (c *episodesRetryCmd) run(ctx context.Context, e proc) error {
 	}
 	reopened, err := st.Release(ctx, string(model.ActionWebhook), nil)
 	for _, h := range reopened {
-		if _, werr := fmt.Fprintf(e.stdout, "reopened webhook %s (closed since %s: %s)\n", term.Escape(deliver.DestinationName(h.Destination)),
+		if _, werr := fmt.Fprintf(e.stdout, "reopened webhook %s (closed since %s: %s)\n", term.Escape(notify.DestinationName(h.Destination)),
 			h.Since.UTC().Format(time.RFC3339), term.Escape(h.Reason)); werr != nil {
 			return werr
 		}

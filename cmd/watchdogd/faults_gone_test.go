@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/model"
-	"github.com/watchdogd/watchdogd/internal/webhooktest"
+	"github.com/watchdogd/watchdogd/internal/notify/webhook/webhooktest"
 )
 
 // TestFaultWebhookGone: a receiver answers its first request 410 Gone.

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/model"
-	"github.com/watchdogd/watchdogd/internal/webhooktest"
+	"github.com/watchdogd/watchdogd/internal/notify/webhook/webhooktest"
 )
 
 var alertmanagerBin = flag.String("alertmanager", "../../bin/alertmanager", "a real Alertmanager binary (make bin/alertmanager)")

@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/kandevdb"
-	"github.com/watchdogd/watchdogd/internal/slacktest"
+	"github.com/watchdogd/watchdogd/internal/notify/slack/slacktest"
 )
 
 var (
@@ -106,7 +106,7 @@ func TestFaultSlack(t *testing.T) {
 	// Until quiet: the slow phase's posts landed without an answer, and
 	// their retries (after backoff) must find them in Slack's history. An
 	// action that met every phase may be at its fifth or sixth attempt,
-	// waiting 80 s or 160 s (deliver.Backoff): the bound leaves room.
+	// waiting 80 s or 160 s (notify.Backoff): the bound leaves room.
 	waitFor(t, 300*time.Second, "every post but C-docs', and nothing in flight", func() bool {
 		n := 0
 		for _, m := range e.slack.Messages() {

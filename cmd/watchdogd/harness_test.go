@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/kandevdb"
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
 	"github.com/watchdogd/watchdogd/internal/ledger"
 	"github.com/watchdogd/watchdogd/internal/model"
-	"github.com/watchdogd/watchdogd/internal/slacktest"
+	"github.com/watchdogd/watchdogd/internal/notify/kandevapi/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/notify/slack/slacktest"
 )
 
 const slackToken = "xoxb-test-token-do-not-log"

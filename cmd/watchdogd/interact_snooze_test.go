@@ -11,7 +11,7 @@ import (
 
 	"github.com/watchdogd/watchdogd/internal/kandevdb"
 	"github.com/watchdogd/watchdogd/internal/model"
-	"github.com/watchdogd/watchdogd/internal/slacktest"
+	"github.com/watchdogd/watchdogd/internal/notify/slack/slacktest"
 )
 
 // TestSlackSnoozeAndResolve: through the real binary, "Snooze 1h" and

@@ -17,8 +17,8 @@ import (
 	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/interact"
 	"github.com/watchdogd/watchdogd/internal/kandevdb"
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
-	"github.com/watchdogd/watchdogd/internal/slacktest"
+	"github.com/watchdogd/watchdogd/internal/notify/kandevapi/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/notify/slack/slacktest"
 )
 
 const (

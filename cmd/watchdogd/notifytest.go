@@ -8,8 +8,8 @@ import (
 
 	"github.com/watchdogd/watchdogd/internal/app"
 	"github.com/watchdogd/watchdogd/internal/model"
+	"github.com/watchdogd/watchdogd/internal/notify/slack"
 	"github.com/watchdogd/watchdogd/internal/policy"
-	"github.com/watchdogd/watchdogd/internal/slack"
 )
 
 // notifyTestCmd is `watchdogd notify-test`: it posts one test message

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/kandevdb"
+	"github.com/watchdogd/watchdogd/internal/notify/slack/slacktest"
 	"github.com/watchdogd/watchdogd/internal/pgtest"
-	"github.com/watchdogd/watchdogd/internal/slacktest"
 )
 
 // TestCheckConfigGolden: check-config prints each golden bad file's exact

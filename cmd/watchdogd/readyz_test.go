@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/slacktest"
+	"github.com/watchdogd/watchdogd/internal/notify/slack/slacktest"
 )
 
 // TestReadyWhileSlackIsSlow: readiness counts from the scan, not from the

@@ -11,8 +11,8 @@ import (
 
 	"github.com/watchdogd/watchdogd/internal/kandevdb"
 	"github.com/watchdogd/watchdogd/internal/model"
-	"github.com/watchdogd/watchdogd/internal/slacktest"
-	"github.com/watchdogd/watchdogd/internal/webhooktest"
+	"github.com/watchdogd/watchdogd/internal/notify/slack/slacktest"
+	"github.com/watchdogd/watchdogd/internal/notify/webhook/webhooktest"
 )
 
 // What a kandev restart does, through the real binary on both dialects,

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/kandevdb"
-	"github.com/watchdogd/watchdogd/internal/slacktest"
+	"github.com/watchdogd/watchdogd/internal/notify/slack/slacktest"
 	"github.com/watchdogd/watchdogd/internal/testca"
 	"github.com/watchdogd/watchdogd/internal/testport"
 )

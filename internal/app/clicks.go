@@ -4,27 +4,24 @@ import (
 	"context"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/answer"
 	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/cycle"
-	"github.com/watchdogd/watchdogd/internal/deliver"
 	"github.com/watchdogd/watchdogd/internal/ledger"
 	"github.com/watchdogd/watchdogd/internal/model"
-	"github.com/watchdogd/watchdogd/internal/nudge"
-	"github.com/watchdogd/watchdogd/internal/outlets"
+	"github.com/watchdogd/watchdogd/internal/notify"
+	"github.com/watchdogd/watchdogd/internal/notify/answer"
+	"github.com/watchdogd/watchdogd/internal/notify/kandevapi"
+	"github.com/watchdogd/watchdogd/internal/notify/nudge"
+	"github.com/watchdogd/watchdogd/internal/notify/registry"
+	"github.com/watchdogd/watchdogd/internal/notify/slack"
+	"github.com/watchdogd/watchdogd/internal/notify/snooze"
 	"github.com/watchdogd/watchdogd/internal/policy"
-	"github.com/watchdogd/watchdogd/internal/slack"
-	"github.com/watchdogd/watchdogd/internal/snooze"
 )
 
-// connectClicks registers what a click in Slack decides (slack.interactivity): kandev's answers over its HTTP API
-// and WebSocket, snoozes and resolves in cycle c's ledger.
-func connectClicks(reg deliver.Registry, cfg *config.Config, src Sources, c *cycle.Cycle, s *slack.Outlet, kc *nudge.Client, n *nudge.Outlet) error {
-	hc, err := answer.NewClient(cfg.Kandev.BaseURL, src.Kandev, cfg.Kandev.Timeout)
-	if err != nil {
-		return err
-	}
-	a := &answer.Outlet{Kandev: answer.Kandevs{HTTP: hc, WS: kc}, Read: c.ReadTask, Current: c.Current}
+// connectClicks registers what a click in Slack decides (slack.interactivity): kandev's answers through kc, its
+// API client (HTTP for a question, the WebSocket for a permission), snoozes and resolves in cycle c's ledger.
+func connectClicks(reg notify.Registry, cfg *config.Config, c *cycle.Cycle, s *slack.Outlet, kc *kandevapi.Client, n *nudge.Outlet) {
+	a := &answer.Outlet{Kandev: kc, Read: c.ReadTask, Current: c.Current}
 	q := &snooze.Outlet{
 		AddSilence: func(ctx context.Context, v ledger.Silence) error { return c.Store.AddSilence(ctx, v) },
 		Resolve: func(ctx context.Context, id, reason string, at time.Time) error {
@@ -39,6 +36,5 @@ func connectClicks(reg deliver.Registry, cfg *config.Config, src Sources, c *cyc
 			return err
 		},
 	}
-	outlets.RegisterClicks(reg, s, n, a, q)
-	return nil
+	registry.RegisterClicks(reg, s, n, a, q)
 }

@@ -11,19 +11,20 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
-	"github.com/watchdogd/watchdogd/internal/alertmanager"
 	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/cycle"
-	"github.com/watchdogd/watchdogd/internal/deliver"
 	"github.com/watchdogd/watchdogd/internal/kandev"
 	"github.com/watchdogd/watchdogd/internal/ledger"
-	"github.com/watchdogd/watchdogd/internal/logline"
 	"github.com/watchdogd/watchdogd/internal/metrics"
 	"github.com/watchdogd/watchdogd/internal/model"
-	"github.com/watchdogd/watchdogd/internal/nudge"
-	"github.com/watchdogd/watchdogd/internal/outlets"
-	"github.com/watchdogd/watchdogd/internal/slack"
-	"github.com/watchdogd/watchdogd/internal/webhook"
+	"github.com/watchdogd/watchdogd/internal/notify"
+	"github.com/watchdogd/watchdogd/internal/notify/alertmanager"
+	"github.com/watchdogd/watchdogd/internal/notify/kandevapi"
+	"github.com/watchdogd/watchdogd/internal/notify/logline"
+	"github.com/watchdogd/watchdogd/internal/notify/nudge"
+	"github.com/watchdogd/watchdogd/internal/notify/registry"
+	"github.com/watchdogd/watchdogd/internal/notify/slack"
+	"github.com/watchdogd/watchdogd/internal/notify/webhook"
 )
 
 // Deps are a cycle's connections, closed together.
@@ -69,8 +70,8 @@ func NewCycle(ctx context.Context, in Inputs, cfg *config.Config, log *zap.Logge
 // Connect builds how each kind of action goes out, for a config and its
 // secrets, for cycle c: kandev's nudges, the log, and Slack, Alertmanager
 // and webhooks when the config has their blocks.
-func Connect(cfg *config.Config, src Sources, log *zap.Logger, c *cycle.Cycle) (deliver.Registry, error) {
-	kc, err := nudge.NewClient(cfg.Kandev.BaseURL, src.Kandev, cfg.Kandev.Timeout)
+func Connect(cfg *config.Config, src Sources, log *zap.Logger, c *cycle.Cycle) (notify.Registry, error) {
+	kc, err := kandevapi.NewClient(cfg.Kandev.BaseURL, src.Kandev, cfg.Kandev.Timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -90,9 +91,7 @@ func Connect(cfg *config.Config, src Sources, log *zap.Logger, c *cycle.Cycle) (
 		return nil, err
 	}
 	if s != nil && cfg.Slack.Interactivity != nil {
-		if err := connectClicks(reg, cfg, src, c, s, kc, n); err != nil {
-			return nil, err
-		}
+		connectClicks(reg, cfg, c, s, kc, n)
 	}
 	return reg, nil
 }
@@ -103,7 +102,7 @@ func Connect(cfg *config.Config, src Sources, log *zap.Logger, c *cycle.Cycle) (
 type checker interface{ Check() error }
 
 // checkOutlets checks each registered outlet that can be checked.
-func checkOutlets(reg deliver.Registry) error {
+func checkOutlets(reg notify.Registry) error {
 	for _, kind := range model.ActionKinds {
 		if c, ok := reg[kind].Outlet.(checker); ok {
 			if err := c.Check(); err != nil {
@@ -116,8 +115,8 @@ func checkOutlets(reg deliver.Registry) error {
 
 // Outlets registers cfg's outlets, with s as its Slack outlet (nil
 // without a slack: block) and n as kandev's.
-func Outlets(cfg *config.Config, s *slack.Outlet, n *nudge.Outlet) (deliver.Registry, error) {
-	set := outlets.Set{Slack: s, Nudge: n, Log: &logline.Outlet{}}
+func Outlets(cfg *config.Config, s *slack.Outlet, n *nudge.Outlet) (notify.Registry, error) {
+	set := registry.Set{Slack: s, Nudge: n, Log: &logline.Outlet{}}
 	if cfg.Alertmanager != nil {
 		am, err := alertmanager.New(cfg)
 		if err != nil {
@@ -128,7 +127,7 @@ func Outlets(cfg *config.Config, s *slack.Outlet, n *nudge.Outlet) (deliver.Regi
 	if len(cfg.Webhooks) > 0 {
 		set.Webhook = webhook.New(cfg.Webhooks)
 	}
-	return outlets.Register(set), nil
+	return registry.Register(set), nil
 }
 
 // SlackOutlet is the Slack outlet of cfg (which has a slack: block)

@@ -71,7 +71,7 @@ func explain(ctx context.Context, w io.Writer, r *kandev.Reader, raw *sql.DB, di
 
 // printPlan prints one statement's plan under a heading of its own. A plan
 // cut short, by the server or by the file it goes to, is an error: the
-// plans in docs/benchmarks-notes.md are copied from this output.
+// plans `make bench` writes (-explain) are this output.
 func printPlan(ctx context.Context, w io.Writer, raw *sql.DB, dialect, name, query string, args ...any) error {
 	prefix := "EXPLAIN QUERY PLAN "
 	if dialect == "postgres" {

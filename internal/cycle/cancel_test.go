@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/kandevdb"
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
 	"github.com/watchdogd/watchdogd/internal/model"
-	"github.com/watchdogd/watchdogd/internal/nudge"
-	"github.com/watchdogd/watchdogd/internal/slack"
+	"github.com/watchdogd/watchdogd/internal/notify/kandevapi"
+	"github.com/watchdogd/watchdogd/internal/notify/kandevapi/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/notify/slack"
 )
 
 // cancelAndNudgeCycle is a cycle over one stalled session whose policy is
@@ -39,7 +39,7 @@ func kandevAPI(t *testing.T, c *Cycle, states map[string]string) *kandevtest.WSS
 	t.Helper()
 	ws := kandevtest.NewWSServer(states)
 	t.Cleanup(ws.Close)
-	kc, err := nudge.NewClient(ws.BaseURL(), "", 5*time.Second)
+	kc, err := kandevapi.NewClient(ws.BaseURL(), "", 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestCancelAndNudge(t *testing.T) {
 	if res.Counts["delivered"] != 1 || len(ws.Cancels()) != 1 || len(ws.Messages()) != 1 {
 		t.Fatalf("outcomes %v cancels %v messages %v", res.Counts, ws.Cancels(), ws.Messages())
 	}
-	if got := ws.Messages()[0]; got.ClientMessageID != nudge.ClientMessageID(res.Plan.Actions[0].Key) || got.Content == "" {
+	if got := ws.Messages()[0]; got.ClientMessageID != kandevapi.ClientMessageID(res.Plan.Actions[0].Key) || got.Content == "" {
 		t.Fatalf("nudge %+v", got)
 	}
 }

@@ -10,9 +10,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/watchdogd/watchdogd/internal/kandevdb"
-	"github.com/watchdogd/watchdogd/internal/kandevtest"
 	"github.com/watchdogd/watchdogd/internal/model"
-	"github.com/watchdogd/watchdogd/internal/slacktest"
+	"github.com/watchdogd/watchdogd/internal/notify/kandevapi/kandevtest"
+	"github.com/watchdogd/watchdogd/internal/notify/slack/slacktest"
 )
 
 // TestSlackAttemptEndsWithinItsClaim: Slack takes the first post but

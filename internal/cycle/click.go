@@ -9,8 +9,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/watchdogd/watchdogd/internal/deliver"
 	"github.com/watchdogd/watchdogd/internal/model"
+	"github.com/watchdogd/watchdogd/internal/notify"
 	"github.com/watchdogd/watchdogd/internal/policy"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
@@ -57,7 +57,7 @@ func (c *Cycle) Click(ctx context.Context, in ClickIn, members func(context.Cont
 		if out.Refused != "" {
 			return model.Plan{}, nil
 		}
-		body, err := c.Outlets.Render(deliver.Rendering{Action: d.Tell, Episode: e, Finding: policy.StoredFinding(e), Now: d.Tell.CreatedAt})
+		body, err := c.Outlets.Render(notify.Rendering{Action: d.Tell, Episode: e, Finding: policy.StoredFinding(e), Now: d.Tell.CreatedAt})
 		if err != nil {
 			return model.Plan{}, fmt.Errorf("render the click's story: %w", err)
 		}

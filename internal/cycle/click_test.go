@@ -7,15 +7,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/answer"
 	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/kandevdb"
 	"github.com/watchdogd/watchdogd/internal/model"
-	"github.com/watchdogd/watchdogd/internal/nudge"
-	"github.com/watchdogd/watchdogd/internal/outlets"
+	"github.com/watchdogd/watchdogd/internal/notify/answer"
+	"github.com/watchdogd/watchdogd/internal/notify/nudge"
+	"github.com/watchdogd/watchdogd/internal/notify/registry"
+	"github.com/watchdogd/watchdogd/internal/notify/slack"
+	"github.com/watchdogd/watchdogd/internal/notify/snooze"
 	"github.com/watchdogd/watchdogd/internal/scan"
-	"github.com/watchdogd/watchdogd/internal/slack"
-	"github.com/watchdogd/watchdogd/internal/snooze"
 )
 
 // TestTwoClicksAtOnceOneActs: Alice and Bob answer one question with
@@ -83,7 +83,7 @@ func clickCycle(t *testing.T) (*Cycle, string) {
 	}
 	c.Config = cfg
 	// The click's outlets: only its story is rendered here, nothing sent.
-	outlets.RegisterClicks(c.Outlets, c.Outlets[model.ActionSlack].Outlet.(*slack.Outlet), &nudge.Outlet{}, &answer.Outlet{}, &snooze.Outlet{})
+	registry.RegisterClicks(c.Outlets, c.Outlets[model.ActionSlack].Outlet.(*slack.Outlet), &nudge.Outlet{}, &answer.Outlet{}, &snooze.Outlet{})
 	ctx := context.Background()
 	if _, err := c.Run(ctx); err != nil {
 		t.Fatal(err)

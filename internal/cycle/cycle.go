@@ -1,6 +1,6 @@
 // Package cycle is one pass of watchdogd: read kandev's snapshot, derive
 // the findings, decide on the ledger what is due, freeze each action's
-// text, and deliver it through internal/deliver's protocol. It is the same
+// text, and deliver it through internal/notify's protocol. It is the same
 // code whether run once, as a dry run (DryRun) or by the daemon. See
 // docs/architecture.md, "A cycle".
 package cycle
@@ -14,10 +14,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/watchdogd/watchdogd/internal/config"
-	"github.com/watchdogd/watchdogd/internal/deliver"
 	"github.com/watchdogd/watchdogd/internal/ledger"
 	"github.com/watchdogd/watchdogd/internal/metrics"
 	"github.com/watchdogd/watchdogd/internal/model"
+	"github.com/watchdogd/watchdogd/internal/notify"
 	"github.com/watchdogd/watchdogd/internal/policy"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
@@ -36,8 +36,8 @@ type Cycle struct {
 	Config *config.Config
 	Reader Reader
 	Store  *ledger.Store
-	// Outlets deliver each kind of action (see internal/deliver).
-	Outlets deliver.Registry
+	// Outlets deliver each kind of action (see internal/notify).
+	Outlets notify.Registry
 	Log     *zap.Logger
 	Metrics *metrics.Metrics
 	Now     func() time.Time

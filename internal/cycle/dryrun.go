@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/watchdogd/watchdogd/internal/console"
 	"github.com/watchdogd/watchdogd/internal/model"
+	"github.com/watchdogd/watchdogd/internal/notify/console"
 	"github.com/watchdogd/watchdogd/internal/policy"
 	"github.com/watchdogd/watchdogd/internal/term"
 )

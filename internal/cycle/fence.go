@@ -3,15 +3,15 @@ package cycle
 import (
 	"context"
 
-	"github.com/watchdogd/watchdogd/internal/deliver"
 	"github.com/watchdogd/watchdogd/internal/model"
+	"github.com/watchdogd/watchdogd/internal/notify"
 	"github.com/watchdogd/watchdogd/internal/policy"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
 
 // deliverer is the delivery protocol over this cycle's outlets and ledger.
-func (c *Cycle) deliverer() *deliver.Deliverer {
-	return &deliver.Deliverer{Store: c.Store, Outlets: c.Outlets, Fence: c.Fence, Log: c.Log, Metrics: c.Metrics, Now: c.Now,
+func (c *Cycle) deliverer() *notify.Deliverer {
+	return &notify.Deliverer{Store: c.Store, Outlets: c.Outlets, Fence: c.Fence, Log: c.Log, Metrics: c.Metrics, Now: c.Now,
 		Holder: c.Holder, ClaimTTL: c.Config.State.ClaimTTL, Quiet: c.Config.QuietHours, MayAct: c.MayAct}
 }
 

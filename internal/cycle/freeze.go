@@ -3,8 +3,8 @@ package cycle
 import (
 	"time"
 
-	"github.com/watchdogd/watchdogd/internal/deliver"
 	"github.com/watchdogd/watchdogd/internal/model"
+	"github.com/watchdogd/watchdogd/internal/notify"
 	"github.com/watchdogd/watchdogd/internal/policy"
 	"github.com/watchdogd/watchdogd/internal/scan"
 	"go.uber.org/zap"
@@ -40,11 +40,11 @@ func (c *Cycle) Freeze(p *model.Plan, st model.Ledger, rep scan.Report, now time
 		if pol := c.Config.Policy[e.Kind]; pol != nil {
 			text = pol.Text
 		}
-		body, err := c.Outlets.Render(deliver.Rendering{Action: *a, Episode: e, Finding: f, Reason: reasons[e.ID], Text: text, Now: now})
+		body, err := c.Outlets.Render(notify.Rendering{Action: *a, Episode: e, Finding: f, Reason: reasons[e.ID], Text: text, Now: now})
 		if err != nil {
 			// Its delivery will fail, saying why; the rest is decided.
 			c.Log.Error("render action", zap.String("key", a.Key), zap.String("action", string(a.Kind)), zap.Error(err))
-			body = deliver.EncodeText(err.Error())
+			body = notify.EncodeText(err.Error())
 		}
 		a.Body = body
 	}

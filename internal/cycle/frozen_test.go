@@ -10,7 +10,7 @@ import (
 
 	"github.com/watchdogd/watchdogd/internal/kandevdb"
 	"github.com/watchdogd/watchdogd/internal/model"
-	"github.com/watchdogd/watchdogd/internal/slacktest"
+	"github.com/watchdogd/watchdogd/internal/notify/slack/slacktest"
 )
 
 // TestFrozenFirstMessage: Slack refuses to edit the first message — the

@@ -5,10 +5,10 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/watchdogd/watchdogd/internal/deliver"
 	"github.com/watchdogd/watchdogd/internal/metrics"
 	"github.com/watchdogd/watchdogd/internal/model"
-	"github.com/watchdogd/watchdogd/internal/webhook"
+	"github.com/watchdogd/watchdogd/internal/notify"
+	"github.com/watchdogd/watchdogd/internal/notify/webhook"
 )
 
 // keepHolds ends the holds on webhooks the config no longer names at the
@@ -25,7 +25,7 @@ func (c *Cycle) keepHolds(ctx context.Context) {
 		c.Log.Warn("end the holds on webhooks whose URL changed", zap.Error(err))
 	}
 	for _, h := range ended {
-		c.Log.Info("webhook reopened: the config names it at another URL, or not at all", zap.String("webhook", deliver.DestinationName(h.Destination)))
+		c.Log.Info("webhook reopened: the config names it at another URL, or not at all", zap.String("webhook", notify.DestinationName(h.Destination)))
 	}
 	c.ObserveHolds(ctx)
 }

@@ -14,15 +14,15 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/watchdogd/watchdogd/internal/alertmanager"
 	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/kandevdb"
 	"github.com/watchdogd/watchdogd/internal/ledger"
-	"github.com/watchdogd/watchdogd/internal/logline"
 	"github.com/watchdogd/watchdogd/internal/model"
-	"github.com/watchdogd/watchdogd/internal/outlets"
-	"github.com/watchdogd/watchdogd/internal/webhook"
-	"github.com/watchdogd/watchdogd/internal/webhooktest"
+	"github.com/watchdogd/watchdogd/internal/notify/alertmanager"
+	"github.com/watchdogd/watchdogd/internal/notify/logline"
+	"github.com/watchdogd/watchdogd/internal/notify/registry"
+	"github.com/watchdogd/watchdogd/internal/notify/webhook"
+	"github.com/watchdogd/watchdogd/internal/notify/webhook/webhooktest"
 )
 
 const hookSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
@@ -48,7 +48,7 @@ func withOutlets(t *testing.T, c *Cycle, steps, hook, am string) *time.Time {
 		t.Fatal(err)
 	}
 	c.Config = cfg
-	set := outlets.Set{Log: &logline.Outlet{}}
+	set := registry.Set{Log: &logline.Outlet{}}
 	if hook != "" {
 		set.Webhook = webhook.New(cfg.Webhooks)
 	}
@@ -57,7 +57,7 @@ func withOutlets(t *testing.T, c *Cycle, steps, hook, am string) *time.Time {
 			t.Fatal(err)
 		}
 	}
-	c.Outlets = outlets.Register(set)
+	c.Outlets = registry.Register(set)
 	clock := time.Now()
 	c.Now = func() time.Time { return clock }
 	return &clock
@@ -329,7 +329,7 @@ func TestWebhookGoneCloses(t *testing.T) {
 
 	rcv.Answer(func(int, webhooktest.Delivery) webhooktest.Answer { return webhooktest.Answer{Status: http.StatusOK} })
 	c.Config.Webhooks[0].URL = rcv.URL + "/new-token"
-	c.Outlets = outlets.Register(outlets.Set{Log: &logline.Outlet{}, Webhook: webhook.New(c.Config.Webhooks)})
+	c.Outlets = registry.Register(registry.Set{Log: &logline.Outlet{}, Webhook: webhook.New(c.Config.Webhooks)})
 	*clock = clock.Add(25 * time.Minute) // repeats come due
 	if _, err := c.Run(ctx); err != nil {
 		t.Fatal(err)

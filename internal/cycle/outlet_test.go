@@ -11,8 +11,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/watchdogd/watchdogd/internal/deliver"
 	"github.com/watchdogd/watchdogd/internal/model"
+	"github.com/watchdogd/watchdogd/internal/notify"
 	"github.com/watchdogd/watchdogd/internal/policy"
 )
 
@@ -21,22 +21,22 @@ import (
 // page may have landed); later ones succeed.
 type pager struct {
 	mu       sync.Mutex
-	attempts []deliver.Attempt
+	attempts []notify.Attempt
 	fail     int // sends to fail before one succeeds
 }
 
-func (p *pager) Render(r deliver.Rendering) (string, error) {
+func (p *pager) Render(r notify.Rendering) (string, error) {
 	return "PAGE " + string(r.Finding.Kind) + " on " + r.Finding.SessionID, nil
 }
 
-func (p *pager) Send(_ context.Context, at deliver.Attempt) deliver.Sent {
+func (p *pager) Send(_ context.Context, at notify.Attempt) notify.Sent {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.attempts = append(p.attempts, at)
 	if len(p.attempts) <= p.fail {
-		return deliver.Error(errors.New("pager: i/o timeout"), deliver.Verdict{Retry: true, Uncertain: true, Code: "timeout"})
+		return notify.Error(errors.New("pager: i/o timeout"), notify.Verdict{Retry: true, Uncertain: true, Code: "timeout"})
 	}
-	return deliver.Delivered("", "")
+	return notify.Delivered("", "")
 }
 
 const actionPage model.ActionKind = "page"
@@ -52,7 +52,7 @@ func TestANewOutletIsOneRegistration(t *testing.T) {
 	clock := time.Now()
 	c.Now = func() time.Time { return clock }
 	p := &pager{fail: 1}
-	c.Outlets.Register(actionPage, deliver.Entry{Outlet: p, Fenced: true}) // the one line
+	c.Outlets.Register(actionPage, notify.Entry{Outlet: p, Fenced: true}) // the one line
 	pol := c.Config.Policy[model.KindStalledTurn]
 	pol.Steps = []model.Step{{Action: actionPage}}
 	c.Config.Policy[model.KindStalledTurn] = pol

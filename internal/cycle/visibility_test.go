@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/kandevdb"
-	"github.com/watchdogd/watchdogd/internal/slacktest"
+	"github.com/watchdogd/watchdogd/internal/notify/slack/slacktest"
 )
 
 // TestQuestionHiddenThenVisible follows a shadowed question end to end: a

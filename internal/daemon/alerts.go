@@ -6,14 +6,14 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/watchdogd/watchdogd/internal/alertmanager"
-	"github.com/watchdogd/watchdogd/internal/deliver"
 	"github.com/watchdogd/watchdogd/internal/model"
+	"github.com/watchdogd/watchdogd/internal/notify"
+	"github.com/watchdogd/watchdogd/internal/notify/alertmanager"
 )
 
 // alertsOf is the Alertmanager outlet among a cycle's outlets, nil when
 // the config has none.
-func alertsOf(reg deliver.Registry) *alertmanager.Outlet {
+func alertsOf(reg notify.Registry) *alertmanager.Outlet {
 	o, _ := reg[model.ActionAlertmanager].Outlet.(*alertmanager.Outlet)
 	return o
 }

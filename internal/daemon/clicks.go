@@ -13,8 +13,8 @@ import (
 	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/cycle"
 	"github.com/watchdogd/watchdogd/internal/interact"
+	"github.com/watchdogd/watchdogd/internal/notify/slack"
 	"github.com/watchdogd/watchdogd/internal/scan"
-	"github.com/watchdogd/watchdogd/internal/slack"
 )
 
 // clickRig is what a click is handled with: a cycle of its own on the

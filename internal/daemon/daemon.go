@@ -22,7 +22,6 @@ import (
 	"github.com/robfig/cron/v3"
 	"go.uber.org/zap"
 
-	"github.com/watchdogd/watchdogd/internal/alertmanager"
 	"github.com/watchdogd/watchdogd/internal/app"
 	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/cycle"
@@ -32,6 +31,7 @@ import (
 	"github.com/watchdogd/watchdogd/internal/ledger"
 	"github.com/watchdogd/watchdogd/internal/memlimit"
 	"github.com/watchdogd/watchdogd/internal/metrics"
+	"github.com/watchdogd/watchdogd/internal/notify/alertmanager"
 	"github.com/watchdogd/watchdogd/internal/scan"
 )
 

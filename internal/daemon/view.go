@@ -12,9 +12,9 @@ import (
 
 	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/cycle"
-	"github.com/watchdogd/watchdogd/internal/deliver"
 	"github.com/watchdogd/watchdogd/internal/kandevtime"
 	"github.com/watchdogd/watchdogd/internal/model"
+	"github.com/watchdogd/watchdogd/internal/notify"
 	"github.com/watchdogd/watchdogd/internal/policy"
 	"github.com/watchdogd/watchdogd/internal/scan"
 	"github.com/watchdogd/watchdogd/internal/term"
@@ -91,7 +91,7 @@ type closedView struct {
 func closedOf(holds []model.Hold) []closedView {
 	out := make([]closedView, 0, len(holds))
 	for _, h := range holds {
-		out = append(out, closedView{Outlet: h.Outlet, Name: deliver.DestinationName(h.Destination), Since: kandevtime.RFC3339(h.Since), Why: deliver.HoldWords(h)})
+		out = append(out, closedView{Outlet: h.Outlet, Name: notify.DestinationName(h.Destination), Since: kandevtime.RFC3339(h.Since), Why: notify.HoldWords(h)})
 	}
 	return out
 }

@@ -1,6 +1,6 @@
 package interact
 
-import "github.com/watchdogd/watchdogd/internal/slack"
+import "github.com/watchdogd/watchdogd/internal/notify/slack"
 
 // MaxBody bounds the body of one request to the Slack endpoint: what the
 // largest click Slack can send watchdogd takes, and not a byte more, since

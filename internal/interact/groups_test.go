@@ -15,7 +15,7 @@ import (
 	"github.com/watchdogd/watchdogd/internal/cycle"
 	"github.com/watchdogd/watchdogd/internal/interact"
 	"github.com/watchdogd/watchdogd/internal/model"
-	"github.com/watchdogd/watchdogd/internal/slack"
+	"github.com/watchdogd/watchdogd/internal/notify/slack"
 )
 
 // TestGroupsAskSlackOnce: 30 clicks by someone outside a group, 10 at

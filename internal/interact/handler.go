@@ -10,8 +10,8 @@ import (
 
 	"github.com/watchdogd/watchdogd/internal/cycle"
 	"github.com/watchdogd/watchdogd/internal/model"
+	"github.com/watchdogd/watchdogd/internal/notify/slack"
 	"github.com/watchdogd/watchdogd/internal/scan"
-	"github.com/watchdogd/watchdogd/internal/slack"
 	"github.com/watchdogd/watchdogd/internal/term"
 )
 

@@ -13,8 +13,8 @@ import (
 	"github.com/watchdogd/watchdogd/internal/cycle"
 	"github.com/watchdogd/watchdogd/internal/interact"
 	"github.com/watchdogd/watchdogd/internal/model"
+	"github.com/watchdogd/watchdogd/internal/notify/slack"
 	"github.com/watchdogd/watchdogd/internal/scan"
-	"github.com/watchdogd/watchdogd/internal/slack"
 )
 
 // said records what the handler says to Slack.

@@ -225,7 +225,7 @@ func (r *Reader) checkSchema(ctx context.Context) error {
 // at every start. Where both exist the probes name that one, whichever
 // order SQLite lists them in: it holds completed_at too, so the open-turn
 // probe tests it in the index before reading a turn's row (measured: see
-// docs/benchmarks-notes.md).
+// docs/benchmarks.md, appendix).
 func (r *Reader) findProbeIndex(ctx context.Context) error {
 	var covering string
 	rows, err := r.db.QueryContext(ctx, `SELECT il.name,

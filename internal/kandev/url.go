@@ -2,7 +2,7 @@
 // database read-only, checks the schema it depends on, and takes one
 // consistent snapshot per cycle with a fixed number of statements
 // (written by internal/kandevsql). kandev's write side, the WebSocket API a
-// nudge goes through, is internal/nudge's client.
+// nudge goes through, is internal/notify/kandevapi.
 package kandev
 
 import (

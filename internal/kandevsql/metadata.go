@@ -177,7 +177,7 @@ func indexes(n int) string {
 // subquery: SQLite then reads the value and parses it once for all its
 // JSON functions, where a subquery's column is a copy per use. What it
 // builds is small: an option's text is cut to 76 characters before the
-// concatenations copy it (measured: see docs/benchmarks-notes.md).
+// concatenations copy it (measured: see the appendix of docs/benchmarks.md).
 // json_valid guards every other JSON function, so no value fails the
 // statement.
 func BigMetadataSQLite() string {

@@ -122,7 +122,7 @@ func badExpr(d authority.Dialect, alias, only string) string {
 // PostgreSQL sends each row as it is done (the queued counts are the hash
 // join's small side on an analyzed database) and the client decodes while
 // the server works; SQLite skips its sorter (measured: see
-// docs/benchmarks-notes.md).
+// docs/benchmarks.md, appendix).
 func Sessions(d authority.Dialect, hasQueued, oneTask bool, probeIndex string) string {
 	pred, _ := authority.Fragments(d, "tu")
 	_, korder := authority.KandevFragments(d, "tu")
@@ -143,7 +143,7 @@ func Sessions(d authority.Dialect, hasQueued, oneTask bool, probeIndex string) s
 	// On PostgreSQL the open-turn probe names kandev's turn (k.id) and
 	// leaves its metadata alone: that turn is usually the open one, and its
 	// own column already forces it through ::jsonb, so it is not parsed
-	// twice (measured: see docs/benchmarks-notes.md).
+	// twice (measured: see the appendix of docs/benchmarks.md).
 	openOnly := ""
 	if d == authority.Postgres {
 		openOnly = "tu.id IS DISTINCT FROM k.id"
@@ -173,7 +173,7 @@ func Sessions(d authority.Dialect, hasQueued, oneTask bool, probeIndex string) s
 // flag, a column of its own, decides the conversational probe in the same
 // SELECT: no materialized CTE (which can spill to a temp file on a large
 // database) and no second parse of the view's JSON (measured: see
-// docs/benchmarks-notes.md).
+// docs/benchmarks.md, appendix).
 const postgresSessions = `WITH %s
 SELECT a.session_id, a.task_id, a.state, a.is_primary, a.session_started_at, a.title, a.workspace_id, a.task_metadata,
        %s AS queued, %s AS open_turns, k.turn AS kandev_turn, %s AS conversational_turn
@@ -289,7 +289,7 @@ ORDER BY r.session_id`,
 // nests it as an array; COALESCE would drop the subtype and nest it as a
 // string. Each value it puts into JSON is cast to text, since one BLOB
 // would fail the statement (see asText). Measured: see
-// docs/benchmarks-notes.md.
+// docs/benchmarks.md, appendix.
 func Messages(d authority.Dialect, unordered bool) string {
 	meta, big := messageMetadata(d)
 	interesting := `((m.author_type = 'agent' AND m.type IN ('status', 'script_execution')) OR m.type IN ('clarification_request', 'permission_request'))`
@@ -329,7 +329,7 @@ FROM cur c`
 	// One LATERAL row per turn with plain columns: the newest update's
 	// instant and type need no JSON around them, and the join costs less
 	// than a subquery per turn building one value (measured: see
-	// docs/benchmarks-notes.md).
+	// docs/benchmarks.md, appendix).
 	kept := plain + ` AND m.updated_at <= $2::timestamp`
 	return `SELECT c.n - 1, x.newest, x.newest_type, x.list, x.users, x.ahead, x.total
 FROM unnest($1::text[]) WITH ORDINALITY AS c(turn_id, n) CROSS JOIN LATERAL (SELECT

@@ -15,7 +15,7 @@ import (
 // row, a storm across a network of a few milliseconds outlasts
 // cycle_timeout: the decision rolls back, so does the next one, and nobody
 // is paged. Batched, a decision runs a few statements however many rows it
-// writes (BenchmarkStorm; measured: see docs/benchmarks-notes.md). SQLite
+// writes (BenchmarkStorm; measured: see the appendix of docs/benchmarks.md). SQLite
 // has no round trip to save; there one prepared statement runs per row.
 //
 // A batch carries at most batchRows rows and, past its first row,

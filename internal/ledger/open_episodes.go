@@ -13,7 +13,7 @@ import (
 // answers is reminded every hour, and each reminder is an action row, so an
 // episode's actions grow for as long as it stays open, and loading them
 // all would hold tens of megabytes in every cycle (see
-// docs/benchmarks-notes.md). A decision (policy.Decide) reads only some
+// docs/benchmarks.md, appendix). A decision (policy.Decide) reads only some
 // of them, so only those are loaded:
 //
 //   - pending and claimed ones (superseded by a newer step, or still owed);

@@ -1,0 +1,323 @@
+package notify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"go.uber.org/zap"
+
+	"github.com/watchdogd/watchdogd/internal/metrics"
+	"github.com/watchdogd/watchdogd/internal/model"
+	"github.com/watchdogd/watchdogd/internal/policy"
+	"github.com/watchdogd/watchdogd/internal/scan"
+)
+
+// Store is what the protocol needs of the ledger.
+type Store interface {
+	DueActions(ctx context.Context, now time.Time, claimTTL time.Duration) ([]model.Due, error)
+	DueAction(ctx context.Context, key string, now time.Time, claimTTL time.Duration) (model.Due, bool, error)
+	Claim(ctx context.Context, key, holder, token string, now time.Time, claimTTL time.Duration) (model.Claim, bool, error)
+	Action(ctx context.Context, key string) (model.Action, error)
+	Settle(ctx context.Context, key, token string, o model.Outcome, now time.Time) error
+	GateUntil(ctx context.Context, channel string) (time.Time, error)
+	CloseGate(ctx context.Context, channel string, until time.Time) error
+	HoldOf(ctx context.Context, outlet, destination string, now time.Time) (model.Hold, bool, error)
+	Hold(ctx context.Context, h model.Hold) error
+}
+
+// Deliverer runs the protocol over every due action.
+type Deliverer struct {
+	Store   Store
+	Outlets Registry
+	// Fence re-reads kandev for an episode right before an attempt: its
+	// finding as it holds now, nil when it no longer does.
+	Fence   func(ctx context.Context, e model.Episode) (*scan.Finding, error)
+	Log     *zap.Logger
+	Metrics *metrics.Metrics
+	Now     func() time.Time
+	// Holder names this process in claims.
+	Holder string
+	// ClaimTTL is when another process may take a claim over.
+	ClaimTTL time.Duration
+	Quiet    *model.QuietHours
+	// MayAct, when set, is asked before each delivery: a replica that lost
+	// the leader lease stops acting mid-cycle.
+	MayAct func() bool
+}
+
+// run is one cycle's delivery state: per-channel counts and gates.
+type run struct {
+	silences []policy.Silence
+	sent     map[string]int
+	gates    map[string]time.Time
+	counts   map[model.Result]int
+}
+
+// Deliver claims and delivers every due action, oldest first, adding what
+// became of each to counts. Each action was saved before this runs; each is
+// claimed by compare-and-set before it is sent; each outcome is recorded,
+// logged and counted.
+func (d *Deliverer) Deliver(ctx context.Context, silences []policy.Silence, counts map[model.Result]int) {
+	due, err := d.Store.DueActions(ctx, d.Now(), d.ClaimTTL)
+	if err != nil {
+		d.Log.Error("list due actions", zap.Error(err))
+		return
+	}
+	r := &run{silences: silences, sent: map[string]int{}, gates: map[string]time.Time{}, counts: counts}
+	for _, due := range due {
+		if ctx.Err() != nil {
+			return // cycle_timeout: the rest stay pending, due next cycle
+		}
+		if d.MayAct != nil && !d.MayAct() {
+			d.Log.Warn("lost the leader lease; leaving the remaining actions to the leader")
+			return
+		}
+		d.one(ctx, r, due)
+	}
+}
+
+// DeliverOne runs the protocol for the action with key, now, when it is
+// due: a click in Slack goes out the moment it is saved rather than at the
+// next cycle, and its story right after it. It claims the action as a
+// cycle would, so a cycle delivering it at the same moment, in this
+// process or another replica's, sends nothing twice. It reports what
+// became of the action (zero when it was not due: settled, or held by
+// another process).
+func (d *Deliverer) DeliverOne(ctx context.Context, key string, silences []policy.Silence) (model.Result, error) {
+	due, ok, err := d.Store.DueAction(ctx, key, d.Now(), d.ClaimTTL)
+	if err != nil || !ok {
+		return "", err
+	}
+	if d.MayAct != nil && !d.MayAct() {
+		return "", nil // the leader delivers it at its next cycle
+	}
+	counts := map[model.Result]int{}
+	d.one(ctx, &run{silences: silences, sent: map[string]int{}, gates: map[string]time.Time{}, counts: counts}, due)
+	for r := range counts {
+		return r, nil
+	}
+	return "", nil
+}
+
+func (d *Deliverer) count(r *run, a model.Action, result model.Result) {
+	r.counts[result]++
+	d.Metrics.Action(a.Kind, result)
+}
+
+// held says whether a paced action waits this cycle, without claiming it.
+// A silence or quiet hours hold it before the channel's gate is read.
+func (d *Deliverer) held(ctx context.Context, r *run, due model.Due) (bool, string) {
+	e, ok := d.Outlets[due.Kind]
+	if !ok || !e.Paced {
+		return false, ""
+	}
+	if deferred, why := policy.Deferred(due.Episode, r.silences, d.Quiet, d.Now()); deferred {
+		return true, why
+	}
+	lane := e.Lane + due.Channel
+	gate, ok := r.gates[lane]
+	var gateErr error
+	if !ok {
+		if gate, gateErr = d.Store.GateUntil(ctx, lane); gateErr == nil {
+			r.gates[lane] = gate
+		}
+	}
+	held, why, overBudget := Held(Holding{Episode: due.Episode, Silences: r.silences, Quiet: d.Quiet, Gate: gate, GateErr: gateErr,
+		Sent: r.sent[lane], Budget: budget(e), Now: d.Now()})
+	if overBudget && e.RateLimited != nil {
+		e.RateLimited(metrics.LimitedByBudget)
+	}
+	return held, why
+}
+
+// budget is how many actions an entry's channel takes this cycle (0: no
+// bound).
+func budget(e Entry) int {
+	if e.Budget == nil {
+		return 0
+	}
+	return e.Budget()
+}
+
+func (d *Deliverer) one(ctx context.Context, r *run, due model.Due) {
+	log := d.Log.With(zap.String("key", due.Key), zap.String("action", string(due.Kind)), zap.String("kind", string(due.Episode.Kind)),
+		zap.String("session_id", due.Episode.SessionID), zap.String("turn_id", due.Episode.TurnID))
+	if held, why := d.held(ctx, r, due); held {
+		d.count(r, due.Action, model.ResultDeferred)
+		log.Debug("action deferred", zap.String("why", why))
+		return
+	}
+	token := uuid.NewString()
+	claimed := time.Now()
+	claim, ok, err := d.Store.Claim(ctx, due.Key, d.Holder, token, d.Now(), d.ClaimTTL)
+	if err != nil {
+		log.Error("claim action; nothing sent", zap.Error(err))
+		return
+	}
+	if !ok {
+		return // another process has it
+	}
+	start := time.Now()
+	out := d.withinClaim(ctx, claimed, r, claim, due.Episode, log)
+	if out.State == model.StateDelivered {
+		d.Metrics.Delivered(due.Kind, time.Since(start))
+	}
+	if err := d.Store.Settle(context.WithoutCancel(ctx), due.Key, token, out, d.Now()); err != nil {
+		// The outcome is lost, not the action: the claim goes stale and the
+		// next holder settles it from evidence.
+		log.Error("record action outcome", zap.String("outcome", string(out.State)), zap.Error(err))
+		return
+	}
+	d.count(r, due.Action, Result(out))
+	logOutcome(log, out)
+}
+
+// logOutcome writes one line for how an action settled.
+func logOutcome(log *zap.Logger, out model.Outcome) {
+	switch out.State {
+	case model.StateDelivered:
+		if out.ResultTS == "" { // no message to point at
+			log.Info("action delivered")
+		} else {
+			log.Info("action delivered", zap.String("channel", out.ResultChannel), zap.String("slack_ts", out.ResultTS))
+		}
+	case model.StateFailed:
+		log.Error("action failed", zap.String("err", out.Error))
+	case model.StateSuperseded:
+		log.Info("action superseded", zap.String("why", out.Error))
+	default:
+		if out.Refund {
+			log.Debug("action waits", zap.String("why", out.Error))
+		} else {
+			log.Warn("action will be retried", zap.String("err", out.Error), zap.Time("next_attempt", out.NextAttempt))
+		}
+	}
+}
+
+// errClaimEnds stops an attempt before its claim may be taken over. It is
+// a deadline, so that whatever a client wraps it in classifies as one.
+var errClaimEnds = fmt.Errorf("the attempt reached the end of its claim (%w)", context.DeadlineExceeded)
+
+// withinClaim runs the attempt so that it ends before another process may
+// take the claim over (state.claim_ttl after claimed), leaving a margin for
+// its last request to land or die. Otherwise a slow attempt (a
+// cancel_and_nudge waiting up to 30 s for kandev to settle the cancel, a
+// fence and a post each as long as their timeouts) could still be acting
+// when a takeover begins, and both would act. Cut short, it is retried as
+// an attempt that may have landed: the next one looks for evidence first.
+func (d *Deliverer) withinClaim(ctx context.Context, claimed time.Time, r *run, cl model.Claim, e model.Episode, log *zap.Logger) model.Outcome {
+	ttl := d.ClaimTTL
+	actx, cancel := context.WithDeadlineCause(ctx, claimed.Add(ttl-min(time.Second, ttl/10)), errClaimEnds)
+	defer cancel()
+	out := d.attempt(actx, r, cl, e, log)
+	if errors.Is(context.Cause(actx), errClaimEnds) && out.State == model.StatePending {
+		out.Error = fmt.Sprintf("stopped before another process may take its claim over (state.claim_ttl %s): %s", ttl, out.Error)
+	}
+	return out
+}
+
+// attempt runs one claimed action and says how it ended.
+func (d *Deliverer) attempt(ctx context.Context, r *run, cl model.Claim, e model.Episode, log *zap.Logger) model.Outcome {
+	a, now := cl.Action, d.Now()
+	entry, ok := d.Outlets[a.Kind]
+	if !ok {
+		return model.Outcome{State: model.StateFailed, Error: fmt.Sprintf("nothing delivers %s actions now (was the config changed?)", a.Kind)}
+	}
+	if out, held := d.heldDestination(ctx, entry, a, now, log); held {
+		return out
+	}
+	at := Attempt{Action: a, Episode: e, MayHaveLanded: cl.Takeover || a.Uncertain, Now: now, Log: log}
+	if a.ParentKey != "" {
+		p, err := d.Store.Action(ctx, a.ParentKey)
+		if err != nil {
+			return released(a, now.Add(5*time.Second), err.Error())
+		}
+		if Orphaned(a, p) {
+			return model.Outcome{State: model.StateSuperseded, Error: "its step never went out: nothing to resolve"}
+		}
+		switch p.State {
+		case model.StateDelivered:
+			at.Parent = &p
+		case model.StatePending, model.StateClaimed:
+			return released(a, now.Add(5*time.Second), "waiting for the first message")
+		default: // a first message that never went out: none (a reply goes top-level)
+			at.Unsent = &p
+		}
+	}
+	if f, ok := entry.Outlet.(Finder); ok && at.MayHaveLanded {
+		if s, found := f.Find(ctx, at); found {
+			if s.Outcome != nil && s.Outcome.State == model.StateDelivered {
+				log.Info("found an earlier attempt; settled from evidence", zap.String("slack_ts", s.Outcome.ResultTS))
+			}
+			return Settle(a, s, now)
+		}
+	}
+	if Fences(entry, a, at.MayHaveLanded) {
+		if !e.ResolvedAt.IsZero() {
+			return model.Outcome{State: model.StateSuperseded, Error: "the episode resolved before delivery"}
+		}
+		f, err := d.Fence(ctx, e)
+		if err != nil {
+			// A read failed; nothing was sent.
+			return Settle(a, Error(fmt.Errorf("fence: %w", err), Verdict{Retry: true, Code: "fence"}), now)
+		}
+		if f == nil {
+			return model.Outcome{State: model.StateSuperseded, Error: "the finding no longer holds (turn moved on or question answered)"}
+		}
+		at.Current = f
+	}
+	lane := entry.Lane + a.Channel
+	if entry.Paced {
+		r.sent[lane]++
+	}
+	s := entry.Outlet.Send(ctx, at)
+	// A wait the answer asks for (Retry-After) counts from when the answer
+	// came, not from when the attempt began: a slow answer would otherwise
+	// open the gate before the service's own window ends.
+	answered := d.Now()
+	s = d.holdIfGone(ctx, entry, a, s, answered, log)
+	if s.Outcome == nil && s.Verdict.RateLimited && entry.Paced {
+		if entry.RateLimited != nil {
+			entry.RateLimited(metrics.LimitedByService)
+		}
+		until := answered.Add(max(s.Verdict.After, time.Second))
+		r.gates[lane] = until
+		if err := d.Store.CloseGate(ctx, lane, until); err != nil {
+			log.Error("record the channel's Retry-After", zap.Error(err))
+		}
+	}
+	return Settle(a, s, answered)
+}
+
+// Resolving says whether a is a resolve: it tells an outlet that its
+// episode cleared, so it is never fenced on the finding (which no longer
+// holds by then).
+func Resolving(a model.Action) bool {
+	return a.Seq == "resolve" || strings.HasPrefix(a.Seq, "resolve/")
+}
+
+// Orphaned says whether a is a resolve for an outlet (not Slack's edit,
+// decided apart) whose step, parent, never went out: superseded or failed
+// without ever possibly landing. The planner decides a resolve for a step
+// that may have landed; that step can still be superseded after (fenced
+// on another replica), and then the outlet never heard of the episode.
+func Orphaned(a, parent model.Action) bool {
+	if !Resolving(a) || a.Kind == model.ActionSlackUpdate {
+		return false
+	}
+	return parent.State == model.StateSuperseded || (parent.State == model.StateFailed && !parent.Uncertain)
+}
+
+// Fences says whether an attempt at a re-checks its finding first and is
+// superseded when it no longer holds. A resolve never is. Nor is an
+// attempt at a keyed outlet that may already have landed: its receiver may
+// hold it, so it is completed with its key (the receiver deduplicates)
+// rather than recorded as never sent — and its resolve, which waits for
+// it, then follows it.
+func Fences(entry Entry, a model.Action, mayHaveLanded bool) bool {
+	return entry.Fenced && !Resolving(a) && (!entry.Keyed || !mayHaveLanded)
+}
