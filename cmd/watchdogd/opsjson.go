@@ -108,7 +108,8 @@ func toEpisodeDetailJSON(e model.Episode, now time.Time) episodeDetailJSON {
 }
 
 func toSilenceJSON(s ledger.Silence, now time.Time) silenceJSON {
-	j := silenceJSON{ID: s.ID, Match: matchJSON{WorkspaceID: s.WorkspaceID, TaskID: s.TaskID, SessionID: s.SessionID, Kind: string(s.Kind)},
+	eq := func(k string) string { v, _ := s.Matchers.EqualValue(k); return v }
+	j := silenceJSON{ID: s.ID, Match: matchJSON{WorkspaceID: eq("workspace_id"), TaskID: eq("task_id"), SessionID: eq("session_id"), Kind: eq("kind")},
 		CreatedAt: kandevtime.RFC3339(s.CreatedAt), Until: kandevtime.RFC3339(s.Until), ExpiredAt: optTime(s.ExpiredAt),
 		State: "active", CreatedBy: opt(s.CreatedBy), Comment: s.Comment}
 	if !s.Active(now) {

@@ -76,8 +76,7 @@ func (c *silenceAddCmd) silence() (ledger.Silence, error) {
 	if strings.TrimSpace(c.comment) == "" {
 		return ledger.Silence{}, usageError(`silence add needs --comment "why" (whoever finds the silence next needs to know)`)
 	}
-	return ledger.Silence{ID: uuid.NewString()[:8], WorkspaceID: m.WorkspaceID, TaskID: m.TaskID, SessionID: m.SessionID, Kind: m.Kind,
-		Comment: c.comment, CreatedBy: c.author}, nil
+	return ledger.Silence{ID: uuid.NewString()[:8], Matchers: model.FromMatch(m), Comment: c.comment, CreatedBy: c.author}, nil
 }
 
 // silenceListCmd is `watchdogd silence list` (or amtool's `silence
@@ -187,12 +186,4 @@ func parseMatch(pairs []string) (model.Match, error) {
 	return m, nil
 }
 
-func matchText(s ledger.Silence) string {
-	var parts []string
-	for _, kv := range [][2]string{{"workspace_id", s.WorkspaceID}, {"task_id", s.TaskID}, {"session_id", s.SessionID}, {"kind", string(s.Kind)}} {
-		if kv[1] != "" {
-			parts = append(parts, kv[0]+"="+kv[1])
-		}
-	}
-	return strings.Join(parts, ",")
-}
+func matchText(s ledger.Silence) string { return s.Matchers.String() }
