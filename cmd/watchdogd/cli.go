@@ -1,11 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"text/template"
 
 	"github.com/alecthomas/kingpin/v2"
+
+	"github.com/watchdogd/watchdogd/internal/term"
 )
 
 // entry is a command as the command line knows it: its name, a one-line
@@ -35,10 +38,10 @@ func commands() []entry {
 			{name: "add", help: "Mute the episodes every matcher matches (=, !=, =~, !~ on workspace_id, task_id, session_id, kind); prints its id.",
 				example: `watchdogd silence add kind=stalled_turn workspace_id=~"ws-pay.*" --duration 2h --comment "deploying"`,
 				cmd:     func() command { return &silenceAddCmd{} }},
-			{name: "query", aliases: []string{"list"}, help: "List the active silences (--all: expired ones too; -q: ids only).",
-				example: "watchdogd silence query", cmd: func() command { return &silenceQueryCmd{} }},
+			{name: "query", aliases: []string{"list"}, help: "List the active silences, or those the matchers given match (--all: expired ones too; -q: ids only).",
+				example: "watchdogd silence query kind=stalled_turn", cmd: func() command { return &silenceQueryCmd{} }},
 			{name: "expire", help: "End silences now.",
-				example: "watchdogd silence expire $(watchdogd silence query -q)", cmd: func() command { return &silenceExpireCmd{} }},
+				example: "watchdogd silence expire $(watchdogd silence query -q session_id=sess-stalled)", cmd: func() command { return &silenceExpireCmd{} }},
 		}},
 		{name: "episodes", help: "What the daemon found and sent, from its ledger; act on an episode by hand.", example: "watchdogd episodes list --open",
 			subs: []entry{
@@ -150,6 +153,10 @@ func parse(args []string, p proc) (o Options, code int, ok bool) {
 			name = selected(a, args)
 		}
 		prog := strings.TrimSpace("watchdogd " + name)
+		if check := o.Cmd != nil; check && !errors.As(err, new(usageError)) { // the environment, not the command line
+			fmt.Fprintf(p.stderr, "%s: %s\n", prog, term.OneLine(err))
+			return o, exitFailure, false
+		}
 		fmt.Fprintf(p.stderr, "%s: %s (see %s --help)\n", prog, usageLine(err, a, name), prog)
 		return o, exitUsage, false
 	}

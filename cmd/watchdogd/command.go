@@ -73,12 +73,19 @@ func (c *configFlag) define(k *kingpin.CmdClause, what string) {
 		PlaceHolder("FILE").StringVar(&c.given)
 }
 
-// resolve finds the config when --config was not given.
-func (c *configFlag) resolve(e proc) {
+// resolve finds the config when --config was not given. A
+// $WATCHDOGD_CONFIG naming no file is an error (exit 1), not the defaults:
+// whoever set it meant a config.
+func (c *configFlag) resolve(e proc) error {
 	c.config = c.given
-	if c.config == "" {
-		c.config = findConfig(e.getenv, e.exists)
+	if c.config != "" {
+		return nil
 	}
+	c.config = findConfig(e.getenv, e.exists)
+	if env := e.getenv("WATCHDOGD_CONFIG"); env != "" && !e.exists(env) {
+		return fmt.Errorf("$WATCHDOGD_CONFIG is %s, which does not exist: mount the config there, give --config FILE, or set WATCHDOGD_CONFIG= for the built-in defaults", env)
+	}
+	return nil
 }
 
 // ledgerFlag is the config flag of a command that works on the daemon's

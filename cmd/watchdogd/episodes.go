@@ -41,7 +41,9 @@ func (c *episodesListCmd) define(k *kingpin.CmdClause) {
 }
 
 func (c *episodesListCmd) check(e proc) error {
-	c.resolve(e)
+	if err := c.resolve(e); err != nil {
+		return err
+	}
 	if c.limit < 0 {
 		return usageError("--limit must be 0 (all) or more")
 	}
@@ -96,7 +98,9 @@ func (c *episodesShowCmd) define(k *kingpin.CmdClause) {
 }
 
 func (c *episodesShowCmd) check(e proc) error {
-	c.resolve(e)
+	if err := c.resolve(e); err != nil {
+		return err
+	}
 	return c.outputFlag.check()
 }
 
@@ -186,8 +190,7 @@ func (c *episodesResolveCmd) define(k *kingpin.CmdClause) {
 }
 
 func (c *episodesResolveCmd) check(e proc) error {
-	c.resolve(e)
-	return nil
+	return c.resolve(e)
 }
 
 // episodesResolveCmd is `watchdogd episodes resolve ID`: it closes one open
@@ -243,8 +246,7 @@ func (c *episodesRetryCmd) define(k *kingpin.CmdClause) {
 }
 
 func (c *episodesRetryCmd) check(e proc) error {
-	c.resolve(e)
-	return nil
+	return c.resolve(e)
 }
 
 // episodesRetryCmd is `watchdogd episodes retry [ID]`: the operator fixed

@@ -42,7 +42,7 @@ func TestEveryCommandHelps(t *testing.T) {
 		}
 		// The example as a shell would split it: $(…) and quotes aside,
 		// the words.
-		line := strings.NewReplacer(`"`, "", "$(watchdogd silence query -q)", "a1b2c3d4").Replace(e.example)
+		line := strings.NewReplacer(`"`, "", "$(watchdogd silence query -q session_id=sess-stalled)", "a1b2c3d4").Replace(e.example)
 		p, _, errb = testProc(map[string]string{"USER": "oncall"})
 		if _, _, ok := parse(strings.Fields(line)[1:], p); !ok {
 			t.Errorf("%s: its example %q does not parse: %s", full, e.example, errb.String())
@@ -86,12 +86,12 @@ func TestFindConfig(t *testing.T) {
 		args  string
 		want  string
 	}{
-		{"the environment", map[string]string{"WATCHDOGD_CONFIG": "/cfg/w.yaml"}, []string{imageConfig}, "episodes list", "/cfg/w.yaml"},
+		{"the environment", map[string]string{"WATCHDOGD_CONFIG": "/cfg/w.yaml"}, []string{imageConfig, "/cfg/w.yaml"}, "episodes list", "/cfg/w.yaml"},
 		{"the image's file", nil, []string{imageConfig}, "silence query", imageConfig},
 		{"nothing: the defaults", nil, nil, "run --once", ""},
 		{"the flag wins", map[string]string{"WATCHDOGD_CONFIG": "/cfg/w.yaml"}, []string{imageConfig}, "scan --config mine.yaml", "mine.yaml"},
 		{"notify-test", nil, []string{imageConfig}, "notify-test", imageConfig},
-		{"episodes resolve", map[string]string{"WATCHDOGD_CONFIG": "/e.yaml"}, nil, "episodes resolve 1a2b3c4d", "/e.yaml"},
+		{"episodes resolve", map[string]string{"WATCHDOGD_CONFIG": "/e.yaml"}, []string{"/e.yaml"}, "episodes resolve 1a2b3c4d", "/e.yaml"},
 	}
 	for _, c := range cases {
 		p, _, errb := testProc(c.env, c.files...)
@@ -121,9 +121,16 @@ func TestFindConfig(t *testing.T) {
 			t.Errorf("%s: config %q, want %q", c.name, got, c.want)
 		}
 	}
+	// $WATCHDOGD_CONFIG naming no file is said, not taken for the
+	// defaults: exit 1, before anything is opened.
+	p, _, errb := testProc(map[string]string{"WATCHDOGD_CONFIG": "/cfg/gone.yaml"}, imageConfig)
+	if _, code, ok := parse(strings.Fields("silence query"), p); ok || code != exitFailure || errb.String() !=
+		"watchdogd silence query: $WATCHDOGD_CONFIG is /cfg/gone.yaml, which does not exist: mount the config there, give --config FILE, or set WATCHDOGD_CONFIG= for the built-in defaults\n" {
+		t.Errorf("a missing $WATCHDOGD_CONFIG: ok=%v code=%d %q", ok, code, errb.String())
+	}
 	// demo never takes one it was not given: the image sets
 	// $WATCHDOGD_CONFIG and runs the demo with no config mounted.
-	p, _, _ := testProc(map[string]string{"WATCHDOGD_CONFIG": "/cfg/w.yaml"}, imageConfig)
+	p, _, _ = testProc(map[string]string{"WATCHDOGD_CONFIG": "/cfg/w.yaml"}, imageConfig)
 	if o, _, ok := parse([]string{"demo"}, p); !ok || o.Cmd.(*demoCmd).config != "" {
 		t.Errorf("demo took a config it was not given")
 	}
@@ -141,7 +148,7 @@ func TestFindConfig(t *testing.T) {
 			t.Errorf("check-config with no file: %+v, want %s", o.Cmd, c.want)
 		}
 	}
-	p, _, errb := testProc(nil)
+	p, _, errb = testProc(nil)
 	if _, code, ok := parse([]string{"check-config"}, p); ok || code != exitUsage ||
 		!strings.Contains(errb.String(), "check-config: needs at least one file: watchdogd check-config FILE… (or $WATCHDOGD_CONFIG, or "+imageConfig+")") {
 		t.Errorf("check-config with no file and none to find: ok=%v code=%d %q", ok, code, errb.String())

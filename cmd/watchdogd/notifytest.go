@@ -26,8 +26,7 @@ func (c *notifyTestCmd) define(k *kingpin.CmdClause) {
 }
 
 func (c *notifyTestCmd) check(e proc) error {
-	c.resolve(e)
-	return nil
+	return c.resolve(e)
 }
 
 func (c *notifyTestCmd) run(ctx context.Context, e proc) error {

@@ -25,8 +25,7 @@ func (c *runCmd) define(k *kingpin.CmdClause) {
 }
 
 func (c *runCmd) check(e proc) error {
-	c.resolve(e)
-	return nil
+	return c.resolve(e)
 }
 
 func (c *runCmd) run(ctx context.Context, e proc) error {

@@ -34,7 +34,9 @@ func (c *scanCmd) define(k *kingpin.CmdClause) {
 }
 
 func (c *scanCmd) check(e proc) error {
-	c.resolve(e)
+	if err := c.resolve(e); err != nil {
+		return err
+	}
 	if c.nowFlag != "" {
 		t, err := time.Parse(time.RFC3339Nano, c.nowFlag)
 		if err != nil {

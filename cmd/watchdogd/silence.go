@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -60,7 +61,9 @@ func matcherHints() []string {
 
 // check reads the matchers and checks the rest: a typo needs no ledger.
 func (c *silenceAddCmd) check(e proc) error {
-	c.resolve(e)
+	if err := c.resolve(e); err != nil {
+		return err
+	}
 	var ms model.Matchers
 	for _, s := range append(c.matchers, c.match...) {
 		m, err := model.ParseMatcher(s)
@@ -103,11 +106,14 @@ func (c *silenceAddCmd) run(ctx context.Context, e proc) error {
 	return err
 }
 
-// silenceQueryCmd is `watchdogd silence query` (also `silence list`).
+// silenceQueryCmd is `watchdogd silence query [MATCHER…]` (also
+// `silence list`).
 type silenceQueryCmd struct {
 	ledgerFlag
 	outputFlag
 	all, quiet bool
+	args       []string
+	filter     model.Matchers
 }
 
 func (c *silenceQueryCmd) define(k *kingpin.CmdClause) {
@@ -115,11 +121,35 @@ func (c *silenceQueryCmd) define(k *kingpin.CmdClause) {
 	c.outputFlag.define(k)
 	k.Flag("all", "list expired silences too").BoolVar(&c.all)
 	k.Flag("quiet", "print the ids only, one a line (for: watchdogd silence expire $(watchdogd silence query -q))").Short('q').BoolVar(&c.quiet)
+	k.Arg("matcher", "list only the silences these match, as amtool's: each against the value a silence's = matcher gives its key (none: \"\")").
+		HintOptions(matcherHints()...).StringsVar(&c.args)
 }
 
 func (c *silenceQueryCmd) check(e proc) error {
-	c.resolve(e)
+	if err := c.resolve(e); err != nil {
+		return err
+	}
+	for _, s := range c.args {
+		m, err := model.ParseMatcher(s)
+		if err != nil {
+			return usageError("matcher " + err.Error())
+		}
+		c.filter = append(c.filter, m)
+	}
 	return c.outputFlag.check()
+}
+
+// selects reports whether the filter keeps silence s: as Alertmanager
+// filters silences, every filter matcher must match the value s's
+// equality matcher on its key gives ("" where s has none).
+func selects(filter model.Matchers, s ledger.Silence) bool {
+	for _, f := range filter {
+		v, _ := s.Matchers.EqualValue(f.Name)
+		if !f.Matches(v) {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *silenceQueryCmd) run(ctx context.Context, e proc) error {
@@ -133,6 +163,7 @@ func (c *silenceQueryCmd) run(ctx context.Context, e proc) error {
 	if err != nil {
 		return err
 	}
+	all = slices.DeleteFunc(all, func(s ledger.Silence) bool { return !selects(c.filter, s) })
 	switch {
 	case c.quiet:
 		for _, s := range all {
@@ -171,8 +202,7 @@ func (c *silenceExpireCmd) define(k *kingpin.CmdClause) {
 }
 
 func (c *silenceExpireCmd) check(e proc) error {
-	c.resolve(e)
-	return nil
+	return c.resolve(e)
 }
 
 // run ends each silence given; those that are not active are named at
