@@ -157,7 +157,8 @@ func parse(args []string, p proc) (o Options, code int, ok bool) {
 			fmt.Fprintf(p.stderr, "%s: %s\n", prog, term.OneLine(err))
 			return o, exitFailure, false
 		}
-		fmt.Fprintf(p.stderr, "%s: %s (see %s --help)\n", prog, usageLine(err, a, name), prog)
+		// What the user typed is in it: escaped, so that it stays one line.
+		fmt.Fprintf(p.stderr, "%s: %s (see %s --help)\n", prog, term.Escape(usageLine(err, a, name)), prog)
 		return o, exitUsage, false
 	}
 	return o, exitOK, true

@@ -129,6 +129,10 @@ func TestParse(t *testing.T) {
 			stderr: `watchdogd episodes list: unexpected argument "extra" (see watchdogd episodes list --help)`},
 		{name: "unknown flag", args: strings.Fields("scan --bogus"), code: exitUsage,
 			stderr: "watchdogd scan: unknown long flag '--bogus' (see watchdogd scan --help)"},
+		// A line break or an escape typed (or pasted) stays escaped: one
+		// line, and nothing for the terminal to act on.
+		{name: "an unknown flag with a line break", args: []string{"scan", "--bo\ngus\x1b[2J"}, code: exitUsage,
+			stderr: `watchdogd scan: unknown long flag '--bo\ngus\x1b[2J' (see watchdogd scan --help)`},
 		{name: "--version, as Prometheus's tools take it", args: strings.Fields("--version"), code: exitOK,
 			stdout: "watchdogd v9.9.9 ("},
 		{name: "check-config takes files", args: strings.Fields("check-config a.yaml b.yaml"), ok: true,
