@@ -24,6 +24,9 @@ LABEL org.opencontainers.image.title="watchdogd" \
 COPY rootfs/ /
 COPY linux-${TARGETARCH}/watchdogd /usr/local/bin/watchdogd
 USER 65532:65532
+# Where the chart mounts the config: every command run in the container
+# (kubectl exec … watchdogd episodes list) finds it without --config.
+ENV WATCHDOGD_CONFIG=/etc/watchdogd/config/watchdogd.yaml
 EXPOSE 9464
 ENTRYPOINT ["/usr/local/bin/watchdogd"]
 CMD ["run", "--config", "/etc/watchdogd/config/watchdogd.yaml"]

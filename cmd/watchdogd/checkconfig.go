@@ -3,11 +3,12 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io/fs"
 	"os"
 	"strings"
+
+	"github.com/alecthomas/kingpin/v2"
 
 	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/notify/webhook"
@@ -15,23 +16,30 @@ import (
 )
 
 // checkConfigCmd is `watchdogd check-config FILE…`: it checks each file: SUCCESS, or FAILED with every problem as
-// file:line: field: problem. Secret sources must be configured; the files
+// file:line: field: problem. Given no file it checks the config the
+// daemon would find (findConfig). Secret sources must be configured; the files
 // they name need not exist here (CI checks a chart's config), but each one
 // the daemon would read and this process could not is named after SUCCESS,
 // "not read: FILE (FIELD: why)": the daemon stops at start on it.
 type checkConfigCmd struct{ files []string }
 
-func (c *checkConfigCmd) flags(*flag.FlagSet) {}
+func (c *checkConfigCmd) define(k *kingpin.CmdClause) {
+	k.Arg("file", "config files; none: $WATCHDOGD_CONFIG, else "+imageConfig+" where it exists").StringsVar(&c.files)
+}
 
-func (c *checkConfigCmd) args(pos []string) error {
-	c.files = pos
+func (c *checkConfigCmd) check(e proc) error {
+	if len(c.files) == 0 {
+		if f := findConfig(e.getenv, e.exists); f != "" {
+			c.files = []string{f}
+		}
+	}
+	if len(c.files) == 0 {
+		return usageError("needs at least one file: watchdogd check-config FILE… (or $WATCHDOGD_CONFIG, or " + imageConfig + ")")
+	}
 	return nil
 }
 
 func (c *checkConfigCmd) run(_ context.Context, e proc) error {
-	if len(c.files) == 0 {
-		return usageError("needs at least one file: watchdogd check-config FILE…")
-	}
 	failed := false
 	for _, f := range c.files {
 		cfg, err := config.Load(f, e.getenv)

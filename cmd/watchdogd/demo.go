@@ -3,12 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/watchdogd/watchdogd/internal/app"
@@ -108,15 +108,21 @@ func (c *demoCmd) run(ctx context.Context, e proc) error {
 }
 
 type demoCmd struct {
-	noArgs
-	config, output, keep string
+	outputFlag
+	config, keep string
 }
 
-func (c *demoCmd) flags(fs *flag.FlagSet) {
-	fs.StringVar(&c.config, "config", "", "config file (YAML)")
-	fs.StringVar(&c.output, "output", "table", "table or json")
-	fs.StringVar(&c.keep, "keep", "", "keep the demo database in this directory, with a watchdogd.yaml that runs the daemon on it")
+// define declares demo's flags. Its --config is only ever the one given:
+// the demo makes its own database and ledger, and the image, which sets
+// $WATCHDOGD_CONFIG, runs it with no config mounted.
+func (c *demoCmd) define(k *kingpin.CmdClause) {
+	k.Flag("config", "config file (YAML) for the demo's cycle (only when given: the demo has its own database and ledger)").
+		PlaceHolder("FILE").StringVar(&c.config)
+	c.outputFlag.define(k)
+	k.Flag("keep", "keep the demo database in this directory, with a watchdogd.yaml that runs the daemon on it").PlaceHolder("DIR").StringVar(&c.keep)
 }
+
+func (c *demoCmd) check(proc) error { return c.outputFlag.check() }
 
 // demoDatabase writes the demo's kandev database at path, its clock at now,
 // and returns its URL.

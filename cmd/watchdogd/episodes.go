@@ -2,17 +2,18 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/alecthomas/kingpin/v2"
+
 	"github.com/watchdogd/watchdogd/internal/app"
 	"github.com/watchdogd/watchdogd/internal/kandevtime"
+	"github.com/watchdogd/watchdogd/internal/ledger"
 	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/notify"
 	"github.com/watchdogd/watchdogd/internal/policy"
@@ -33,24 +34,24 @@ type episodesListCmd struct {
 	limit int
 }
 
-func (c *episodesListCmd) flags(fs *flag.FlagSet) {
-	c.ledgerFlag.flags(fs)
-	c.outputFlag.flags(fs)
-	fs.BoolVar(&c.open, "open", false, "list open episodes only")
-	fs.IntVar(&c.limit, "limit", 500, "list at most this many, newest first (0: all)")
+func (c *episodesListCmd) define(k *kingpin.CmdClause) {
+	c.ledgerFlag.define(k)
+	c.outputFlag.define(k)
+	k.Flag("open", "list open episodes only").BoolVar(&c.open)
+	k.Flag("limit", "list at most this many, newest first (0: all)").Default("500").IntVar(&c.limit)
 }
 
-func (c *episodesListCmd) args(pos []string) error {
-	if err := unexpected(pos); err != nil {
+func (c *episodesListCmd) check(e proc) error {
+	if err := c.resolve(e); err != nil {
 		return err
 	}
-	return checkOutput(c.output)
-}
-
-func (c *episodesListCmd) run(ctx context.Context, e proc) error {
 	if c.limit < 0 {
 		return usageError("--limit must be 0 (all) or more")
 	}
+	return c.outputFlag.check()
+}
+
+func (c *episodesListCmd) run(ctx context.Context, e proc) error {
 	_, st, err := app.OpenLedger(ctx, inputs(c.config, "", e))
 	if err != nil {
 		return err
@@ -91,16 +92,17 @@ type episodesShowCmd struct {
 	id string
 }
 
-func (c *episodesShowCmd) flags(fs *flag.FlagSet) {
-	c.ledgerFlag.flags(fs)
-	c.outputFlag.flags(fs)
+func (c *episodesShowCmd) define(k *kingpin.CmdClause) {
+	c.ledgerFlag.define(k)
+	c.outputFlag.define(k)
+	episodeArg(k, &c.id).Required()
 }
 
-func (c *episodesShowCmd) args(pos []string) error {
-	if err := oneID(pos, &c.id); err != nil {
+func (c *episodesShowCmd) check(e proc) error {
+	if err := c.resolve(e); err != nil {
 		return err
 	}
-	return checkOutput(c.output)
+	return c.outputFlag.check()
 }
 
 func (c *episodesShowCmd) run(ctx context.Context, e proc) error {
@@ -109,10 +111,11 @@ func (c *episodesShowCmd) run(ctx context.Context, e proc) error {
 		return err
 	}
 	defer func() { _ = st.Close() }()
-	ep, err := st.Episode(ctx, c.id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("no episode %q (watchdogd episodes list shows their ids)", c.id)
+	id, err := episodeID(ctx, st, c.id)
+	if err != nil {
+		return err
 	}
+	ep, err := st.Episode(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -120,6 +123,23 @@ func (c *episodesShowCmd) run(ctx context.Context, e proc) error {
 		return writeOps(e.stdout, "episodes", []episodeDetailJSON{toEpisodeDetailJSON(ep, e.now())})
 	}
 	return showEpisode(e.stdout, ep, e.now())
+}
+
+// episodeArg declares the ID argument of an episodes subcommand.
+func episodeArg(k *kingpin.CmdClause, id *string) *kingpin.ArgClause {
+	a := k.Arg("id", fmt.Sprintf("the episode: its id, or the first %d characters or more of it (episodes list shows them)", ledger.MinEpisodePrefix))
+	a.StringVar(id)
+	return a
+}
+
+// episodeID is the episode id, or the unique prefix of one, the user gave:
+// the whole id, or a line that says what is wrong.
+func episodeID(ctx context.Context, st *ledger.Store, id string) (string, error) {
+	full, err := st.EpisodeID(ctx, id)
+	if errors.Is(err, ledger.ErrNoEpisode) {
+		return "", fmt.Errorf("%w; watchdogd episodes list shows their ids", err)
+	}
+	return full, err
 }
 
 // showEpisode prints one episode and every action decided for it, oldest
@@ -165,7 +185,14 @@ type episodesResolveCmd struct {
 	id string
 }
 
-func (c *episodesResolveCmd) args(pos []string) error { return oneID(pos, &c.id) }
+func (c *episodesResolveCmd) define(k *kingpin.CmdClause) {
+	c.ledgerFlag.define(k)
+	episodeArg(k, &c.id).Required()
+}
+
+func (c *episodesResolveCmd) check(e proc) error {
+	return c.resolve(e)
+}
 
 // episodesResolveCmd is `watchdogd episodes resolve ID`: it closes one open
 // episode by hand, through the same decision
@@ -177,6 +204,10 @@ func (c *episodesResolveCmd) run(ctx context.Context, e proc) error {
 		return err
 	}
 	defer func() { _ = st.Close() }()
+	id, err := episodeID(ctx, st, c.id)
+	if err != nil {
+		return err
+	}
 	now := e.now()
 	renderer, err := app.Renderer(cfg)
 	if err != nil {
@@ -187,7 +218,7 @@ func (c *episodesResolveCmd) run(ctx context.Context, e proc) error {
 		in := policy.Input{Now: now, Policies: cfg.Policy, Routing: cfg.Routing(), Reason: func(model.Episode) string { return "resolved by hand" },
 			Resolves: renderer.Resolves()}
 		var p model.Plan
-		p, resolved = policy.ForceResolve(s, c.id, in)
+		p, resolved = policy.ForceResolve(s, id, in)
 		renderer.Freeze(&p, s, scan.Report{}, now)
 		return p, nil
 	})
@@ -195,17 +226,13 @@ func (c *episodesResolveCmd) run(ctx context.Context, e proc) error {
 		return err
 	}
 	if resolved == nil {
-		return fmt.Errorf("no open episode %q", c.id)
+		return fmt.Errorf("episode %s is resolved already", id)
 	}
 	// Resolving does not mute: a finding kandev still shows is a new
 	// episode at the next cycle, announced again (on today's route).
-	flag := ""
-	if c.config != "" {
-		flag = " --config " + c.config
-	}
 	_, err = fmt.Fprintf(e.stdout, "resolved %s; a running daemon edits its Slack message.\n"+
 		"If kandev still shows the finding, the next cycle opens a new episode and announces it; to stop that, add a silence:\n"+
-		"  watchdogd silence add%s --match session_id=%s --for 2h --comment \"…\"\n", c.id, flag, term.Escape(resolved.SessionID))
+		"  watchdogd silence add %s%s --duration 2h --comment \"…\"\n", id, c.configBack(), term.Escape(matcherArg(model.Equal("session_id", resolved.SessionID))))
 	return err
 }
 
@@ -214,13 +241,13 @@ type episodesRetryCmd struct {
 	id string
 }
 
-// args takes the one episode to retry, or none for every one.
-func (c *episodesRetryCmd) args(pos []string) error {
-	if len(pos) > 1 {
-		return unexpected(pos)
-	}
-	c.id = strings.Join(pos, "")
-	return nil
+func (c *episodesRetryCmd) define(k *kingpin.CmdClause) {
+	c.ledgerFlag.define(k)
+	episodeArg(k, &c.id) // none: every open episode
+}
+
+func (c *episodesRetryCmd) check(e proc) error {
+	return c.resolve(e)
 }
 
 // episodesRetryCmd is `watchdogd episodes retry [ID]`: the operator fixed
@@ -235,18 +262,24 @@ func (c *episodesRetryCmd) run(ctx context.Context, e proc) error {
 		return err
 	}
 	defer func() { _ = st.Close() }()
+	id := ""
+	if c.id != "" {
+		if id, err = episodeID(ctx, st, c.id); err != nil {
+			return err
+		}
+	}
 	now := e.now()
 	var plan model.Plan
 	found := false
 	_, _, err = st.Decide(ctx, func(s model.Ledger) (model.Plan, error) {
-		plan, found = policy.RetryFailed(s, c.id, now)
+		plan, found = policy.RetryFailed(s, id, now)
 		return plan, nil
 	})
 	if err != nil {
 		return err
 	}
 	if !found {
-		return fmt.Errorf("no open episode %q", c.id)
+		return fmt.Errorf("episode %s is resolved already: nothing to retry", id)
 	}
 	reopened, err := st.Release(ctx, string(model.ActionWebhook), nil)
 	for _, h := range reopened {
@@ -267,4 +300,14 @@ func (c *episodesRetryCmd) run(ctx context.Context, e proc) error {
 	}
 	_, err = fmt.Fprintf(e.stdout, "queued %d failed action(s) again; a running daemon sends them at its next cycle\n", len(plan.Requeue))
 	return err
+}
+
+// matcherArg is m as a shell argument: key=value where that reads back
+// as m, else Alertmanager's quoted spelling, quoted for the shell.
+func matcherArg(m model.Matcher) string {
+	plain := m.Name + string(m.Op) + m.Value
+	if back, err := model.ParseMatcher(plain); err == nil && back.Value == m.Value {
+		return shellQuote(plain)
+	}
+	return shellQuote(m.String())
 }

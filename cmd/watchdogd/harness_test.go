@@ -121,7 +121,9 @@ func (e *env) writeConfig() {
 }
 
 func (e *env) environ() []string {
-	return []string{"WATCHDOGD_SLACK_TOKEN=" + slackToken, "WATCHDOGD_DATABASE_URL="}
+	// USER names who adds a silence, as a shell has it; the config is
+	// given, never found.
+	return []string{"WATCHDOGD_SLACK_TOKEN=" + slackToken, "WATCHDOGD_DATABASE_URL=", "USER=oncall", "WATCHDOGD_CONFIG="}
 }
 
 // once runs `watchdogd run --once` to completion.

@@ -26,23 +26,28 @@ var version = "dev"
 
 func main() { os.Exit(run()) }
 
+// run parses the command line into Options and runs them, mapping what
+// failed to one line and an exit code.
 func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	p, code, ok := parseArgs(os.Args[1:], os.Stdout, os.Stderr)
-	if !ok {
-		return code
-	}
-	e := proc{
+	p := proc{
 		stdout:  os.Stdout,
 		stderr:  os.Stderr,
 		getenv:  os.Getenv,
+		exists:  fileExists,
 		version: buildVersion(version, debug.ReadBuildInfo),
 		now:     time.Now,
-		log:     p.log,
 	}
-	return exitCode(p.name, p.cmd.run(ctx, e), e.stderr)
+	o, code, ok := parse(os.Args[1:], p)
+	if !ok {
+		return code
+	}
+	return exitCode(o.Name, Run(ctx, o), p.stderr)
 }
+
+// Run runs a parsed command line.
+func Run(ctx context.Context, o Options) error { return o.Cmd.run(ctx, o.Proc) }
 
 // exitCode is the process's exit code for what a command returned; a
 // failure is said on one line first, unless the command said it already.

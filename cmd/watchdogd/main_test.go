@@ -193,7 +193,7 @@ func TestUsageErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"scan", "--bogus"}, 2, "flag provided but not defined: -bogus"},
+		{[]string{"scan", "--bogus"}, 2, "watchdogd scan: unknown long flag '--bogus'"},
 		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
 		{[]string{"check-config"}, 2, "watchdogd check-config: needs at least one file"},
 		{[]string{"scan", "--now", "yesterday"}, 2, "--now \"yesterday\" is not an RFC 3339 time"},

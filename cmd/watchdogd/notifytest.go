@@ -2,9 +2,10 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"time"
+
+	"github.com/alecthomas/kingpin/v2"
 
 	"github.com/watchdogd/watchdogd/internal/app"
 	"github.com/watchdogd/watchdogd/internal/model"
@@ -15,14 +16,17 @@ import (
 // notifyTestCmd is `watchdogd notify-test`: it posts one test message
 // through the configured route, to prove the token and the channel.
 type notifyTestCmd struct {
-	noArgs
 	configFlag
 	workspace string
 }
 
-func (c *notifyTestCmd) flags(fs *flag.FlagSet) {
-	c.configFlag.flags(fs)
-	fs.StringVar(&c.workspace, "workspace", "", "route as an episode of this workspace would be")
+func (c *notifyTestCmd) define(k *kingpin.CmdClause) {
+	c.configFlag.define(k, "config file (YAML): its slack: block")
+	k.Flag("workspace", "route as an episode of this workspace would be").PlaceHolder("ID").StringVar(&c.workspace)
+}
+
+func (c *notifyTestCmd) check(e proc) error {
+	return c.resolve(e)
 }
 
 func (c *notifyTestCmd) run(ctx context.Context, e proc) error {

@@ -74,7 +74,7 @@ func TestSilenceOnRunningDaemon(t *testing.T) {
 		t.Error("the status page does not show the silence")
 	}
 	r = watchdogd(t, e.environ(), "silence", "list", "--config", e.cfg)
-	if !regexp.MustCompile(id + `\s+session_id=sess-a\s+\S+\s+active\s+oncall\s+deploy in progress`).MatchString(r.stdout) {
+	if !regexp.MustCompile(id + `\s+session_id="sess-a"\s+\S+\s+active\s+oncall\s+deploy in progress`).MatchString(r.stdout) {
 		t.Fatalf("silence list:\n%s", r.stdout)
 	}
 	if r := watchdogd(t, e.environ(), "silence", "expire", "--config", e.cfg, id); r.code != 0 {
@@ -143,7 +143,8 @@ func TestEpisodesRetry(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "nothing to retry") {
 		t.Fatalf("a second retry: %d %s %s", r.code, r.stdout, r.stderr)
 	}
-	if r := watchdogd(t, e.environ(), "episodes", "retry", "--config", e.cfg, "no-such-episode"); r.code != 1 || !strings.Contains(r.stderr, `no open episode "no-such-episode"`) {
+	if r := watchdogd(t, e.environ(), "episodes", "retry", "--config", e.cfg, "no-such-episode"); r.code != 1 ||
+		r.stderr != "watchdogd episodes retry: episode \"no-such-episode\": no such episode; watchdogd episodes list shows their ids\n" {
 		t.Fatalf("retry of an unknown episode: %d %s", r.code, r.stderr)
 	}
 }
@@ -170,10 +171,11 @@ func TestEpisodesCommands(t *testing.T) {
 			t.Errorf("episodes show lacks %s:\n%s", re, r.stdout)
 		}
 	}
-	if r := watchdogd(t, e.environ(), "episodes", "show", "--config", e.cfg, "no-such-episode"); r.code != 1 || !strings.Contains(r.stderr, `no episode "no-such-episode"`) {
+	if r := watchdogd(t, e.environ(), "episodes", "show", "--config", e.cfg, "no-such-episode"); r.code != 1 || !strings.Contains(r.stderr, `episode "no-such-episode": no such episode`) {
 		t.Errorf("show of an unknown episode: code %d, stderr %q", r.code, r.stderr)
 	}
-	if r := watchdogd(t, e.environ(), "episodes", "resolve", "--config", e.cfg, m[1]); r.code != 0 || !strings.Contains(r.stdout, "silence add --config "+e.cfg+" --match session_id=sess-a ") {
+	if r := watchdogd(t, e.environ(), "episodes", "resolve", "--config", e.cfg, m[1]); r.code != 0 ||
+		!strings.Contains(r.stdout, "\n  watchdogd silence add --config "+e.cfg+" session_id=sess-a --duration 2h --comment ") {
 		t.Fatalf("resolve: %d %s %s", r.code, r.stdout, r.stderr)
 	}
 	e.once() // a cycle delivers the edit (and the stall, still there, opens anew)
@@ -206,7 +208,7 @@ func TestOperatorCommandsNeedTheLedger(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{{"episodes", "list"}, {"episodes", "show", "--config", cfg, "x"}, {"episodes", "resolve", "--config", cfg, "x"},
-		{"silence", "list"}, {"silence", "expire", "--config", cfg, "x"}, {"silence", "add", "--match", "kind=stalled_turn", "--for", "1h", "--comment", "deploy"}} {
+		{"silence", "list"}, {"silence", "expire", "--config", cfg, "x"}, {"silence", "add", "--match", "kind=stalled_turn", "--for", "1h", "--comment", "deploy", "-a", "me"}} {
 		if args[len(args)-1] != "x" {
 			args = append(args, "--config", cfg)
 		}

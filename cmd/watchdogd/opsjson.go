@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -18,14 +17,6 @@ import (
 // added, times are RFC 3339 UTC and ages whole seconds, an absent value is
 // null.
 const opsSchemaVersion = 1
-
-// outputFlag is --output table|json, with amtool's -o.
-type outputFlag struct{ output string }
-
-func (o *outputFlag) flags(fs *flag.FlagSet) {
-	fs.StringVar(&o.output, "output", "table", "table or json")
-	fs.StringVar(&o.output, "o", "table", "short for --output (amtool's spelling)")
-}
 
 // episodeJSON is an episode in `episodes list --output json`.
 type episodeJSON struct {
@@ -67,10 +58,14 @@ type actionJSON struct {
 	Conflicts        int     `json:"conflicts"`
 }
 
-// silenceJSON is a silence in `silence list --output json`.
+// silenceJSON is a silence in `silence query --output json`.
 type silenceJSON struct {
-	ID        string    `json:"id"`
+	ID string `json:"id"`
+	// Match is its equality matchers, one a key (what a silence was
+	// before it took matchers); Matchers is every one, as Alertmanager
+	// spells them (kind="stalled_turn", workspace_id=~"ws-.*").
 	Match     matchJSON `json:"match"`
+	Matchers  []string  `json:"matchers"`
 	CreatedAt string    `json:"created_at"`
 	Until     string    `json:"until"`
 	ExpiredAt *string   `json:"expired_at"` // when expired by hand
@@ -79,7 +74,7 @@ type silenceJSON struct {
 	Comment   string    `json:"comment"`
 }
 
-// matchJSON is what a silence matches; only the keys it was given.
+// matchJSON is a silence's equality matchers; only the keys it has one on.
 type matchJSON struct {
 	WorkspaceID string `json:"workspace_id,omitempty"`
 	TaskID      string `json:"task_id,omitempty"`
@@ -108,9 +103,13 @@ func toEpisodeDetailJSON(e model.Episode, now time.Time) episodeDetailJSON {
 }
 
 func toSilenceJSON(s ledger.Silence, now time.Time) silenceJSON {
-	j := silenceJSON{ID: s.ID, Match: matchJSON{WorkspaceID: s.WorkspaceID, TaskID: s.TaskID, SessionID: s.SessionID, Kind: string(s.Kind)},
+	eq := func(k string) string { v, _ := s.Matchers.EqualValue(k); return v }
+	j := silenceJSON{ID: s.ID, Match: matchJSON{WorkspaceID: eq("workspace_id"), TaskID: eq("task_id"), SessionID: eq("session_id"), Kind: eq("kind")},
 		CreatedAt: kandevtime.RFC3339(s.CreatedAt), Until: kandevtime.RFC3339(s.Until), ExpiredAt: optTime(s.ExpiredAt),
-		State: "active", CreatedBy: opt(s.CreatedBy), Comment: s.Comment}
+		State: "active", CreatedBy: opt(s.CreatedBy), Comment: s.Comment, Matchers: []string{}}
+	for _, m := range s.Matchers {
+		j.Matchers = append(j.Matchers, m.String())
+	}
 	if !s.Active(now) {
 		j.State = "expired"
 	}

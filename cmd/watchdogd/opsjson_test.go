@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -74,10 +75,11 @@ func TestOperatorCommandsJSON(t *testing.T) {
 		t.Fatalf("silence list --output json: exit %d, %v\n%s%s", r.code, err, r.stdout, r.stderr)
 	}
 	s := silences.Silences[0]
-	checkKeys(t, "silence", s, []string{"comment", "created_at", "created_by", "expired_at", "id", "match", "state", "until"})
+	checkKeys(t, "silence", s, []string{"comment", "created_at", "created_by", "expired_at", "id", "match", "matchers", "state", "until"})
 	created, until := checkTime(t, "created_at", s["created_at"]), checkTime(t, "until", s["until"])
 	if s["id"] != sid || s["state"] != "active" || until.Sub(created) != 2*time.Hour ||
-		s["match"].(map[string]any)["session_id"] != "sess-stalled" || len(s["match"].(map[string]any)) != 1 {
+		s["match"].(map[string]any)["session_id"] != "sess-stalled" || len(s["match"].(map[string]any)) != 1 ||
+		fmt.Sprint(s["matchers"]) != `[session_id="sess-stalled"]` || s["created_by"] != "oncall" {
 		t.Errorf("silence: %v", s)
 	}
 }

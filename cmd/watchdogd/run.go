@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"runtime"
+
+	"github.com/alecthomas/kingpin/v2"
 
 	"github.com/watchdogd/watchdogd/internal/daemon"
 )
@@ -12,16 +12,20 @@ import (
 // runCmd is `watchdogd run`: the daemon, or with --once one cycle on the
 // same code path (--dry-run: decide and print, write and send nothing).
 type runCmd struct {
-	noArgs
-	config, databaseURL string
-	once, dryRun        bool
+	configFlag
+	databaseURL  string
+	once, dryRun bool
 }
 
-func (c *runCmd) flags(fs *flag.FlagSet) {
-	fs.StringVar(&c.config, "config", "", "config file (YAML)")
-	fs.StringVar(&c.databaseURL, "database-url", "", "kandev's database (overrides the config and WATCHDOGD_DATABASE_URL)")
-	fs.BoolVar(&c.once, "once", false, "run one cycle and exit")
-	fs.BoolVar(&c.dryRun, "dry-run", false, "decide and print, but write and send nothing (implies --once)")
+func (c *runCmd) define(k *kingpin.CmdClause) {
+	c.configFlag.define(k, "config file (YAML)")
+	k.Flag("database-url", "kandev's database (over the config and WATCHDOGD_DATABASE_URL)").PlaceHolder("URL").StringVar(&c.databaseURL)
+	k.Flag("once", "run one cycle and exit").BoolVar(&c.once)
+	k.Flag("dry-run", "decide and print, but write and send nothing (implies --once)").BoolVar(&c.dryRun)
+}
+
+func (c *runCmd) check(e proc) error {
+	return c.resolve(e)
 }
 
 func (c *runCmd) run(ctx context.Context, e proc) error {
@@ -33,11 +37,11 @@ func (c *runCmd) run(ctx context.Context, e proc) error {
 }
 
 // versionCmd is `watchdogd version`.
-type versionCmd struct{ noArgs }
+type versionCmd struct{ noCheck }
 
-func (c *versionCmd) flags(*flag.FlagSet) {}
+func (c *versionCmd) define(*kingpin.CmdClause) {}
 
 func (c *versionCmd) run(_ context.Context, e proc) error {
-	_, err := fmt.Fprintf(e.stdout, "watchdogd %s (%s %s/%s)\n", e.version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	_, err := fmt.Fprintln(e.stdout, versionLine(e.version))
 	return err
 }

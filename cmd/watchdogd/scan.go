@@ -2,10 +2,11 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/alecthomas/kingpin/v2"
 
 	"github.com/watchdogd/watchdogd/internal/app"
 	"github.com/watchdogd/watchdogd/internal/config"
@@ -18,20 +19,22 @@ import (
 // scanCmd is `watchdogd scan`: read kandev once and print the findings; no
 // ledger, no sending.
 type scanCmd struct {
-	config, databaseURL, output string
-	nowFlag                     string
-	now                         time.Time // zero: the clock
+	configFlag
+	outputFlag
+	databaseURL, nowFlag string
+	now                  time.Time // zero: the clock
 }
 
-func (c *scanCmd) flags(fs *flag.FlagSet) {
-	fs.StringVar(&c.config, "config", "", "config file (YAML)")
-	fs.StringVar(&c.databaseURL, "database-url", "", "kandev's database: sqlite:///abs/path.db, sqlite://rel.db or postgres://…")
-	fs.StringVar(&c.nowFlag, "now", "", "measure ages at this RFC 3339 instant instead of the clock")
-	fs.StringVar(&c.output, "output", "table", "table or json")
+func (c *scanCmd) define(k *kingpin.CmdClause) {
+	c.configFlag.define(k, "config file (YAML)")
+	k.Flag("database-url", "kandev's database: sqlite:///abs/path.db, sqlite://rel.db or postgres://... (over WATCHDOGD_DATABASE_URL and the config)").
+		PlaceHolder("URL").StringVar(&c.databaseURL)
+	k.Flag("now", "measure ages at this RFC 3339 instant instead of the clock").PlaceHolder("RFC3339").StringVar(&c.nowFlag)
+	c.outputFlag.define(k)
 }
 
-func (c *scanCmd) args(pos []string) error {
-	if err := unexpected(pos); err != nil {
+func (c *scanCmd) check(e proc) error {
+	if err := c.resolve(e); err != nil {
 		return err
 	}
 	if c.nowFlag != "" {
@@ -41,7 +44,7 @@ func (c *scanCmd) args(pos []string) error {
 		}
 		c.now = t
 	}
-	return checkOutput(c.output)
+	return c.outputFlag.check()
 }
 
 func (c *scanCmd) run(ctx context.Context, e proc) error {
@@ -66,14 +69,6 @@ func (c *scanCmd) run(ctx context.Context, e proc) error {
 		return err
 	}
 	cycle.NoteBadRows(e.stderr, snap)
-	return nil
-}
-
-// checkOutput refuses an output format other than table and json.
-func checkOutput(format string) error {
-	if format != "table" && format != "json" {
-		return usageError(fmt.Sprintf("--output %q: want table or json", format))
-	}
 	return nil
 }
 

@@ -3,13 +3,13 @@ package main
 import (
 	"cmp"
 	"context"
-	"flag"
 	"fmt"
-	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/alecthomas/kingpin/v2"
 	"github.com/google/uuid"
 
 	"github.com/watchdogd/watchdogd/internal/app"
@@ -20,41 +20,84 @@ import (
 )
 
 // The silence commands mute matching episodes on the daemon's ledger, as
-// amtool does Alertmanager's.
+// amtool does Alertmanager's, in its spellings.
 
-// silenceAddCmd is `watchdogd silence add`.
+// silenceAddCmd is `watchdogd silence add MATCHER…`.
 type silenceAddCmd struct {
-	noArgs
 	ledgerFlag
-	match   []string
-	forDur  time.Duration
-	comment string
-	author  string
+	matchers []string // positional, amtool's way
+	match    []string // --match, the flag spelling
+	forDur   time.Duration
+	comment  string
+	author   string
+	add      ledger.Silence // what check made of them
 }
 
-func (c *silenceAddCmd) flags(fs *flag.FlagSet) {
-	c.ledgerFlag.flags(fs)
-	fs.Func("match", "key=value to match (workspace_id, task_id, session_id, kind); repeatable", func(v string) error {
-		c.match = append(c.match, v)
-		return nil
-	})
-	fs.DurationVar(&c.forDur, "for", 0, "how long the silence lasts (like 2h)")
-	fs.DurationVar(&c.forDur, "duration", 0, "the same as --for (amtool's spelling)")
-	fs.StringVar(&c.comment, "comment", "", "why (required)")
-	fs.StringVar(&c.author, "author", os.Getenv("USER"), "who")
+func (c *silenceAddCmd) define(k *kingpin.CmdClause) {
+	c.ledgerFlag.define(k)
+	k.Arg("matcher", "what to silence, each of key=value, key!=value, key=~regex or key!~regex (RE2, the whole value), "+
+		"keys "+strings.Join(model.MatchKeys, ", ")+"; every one must match").HintOptions(matcherHints()...).StringsVar(&c.matchers)
+	k.Flag("match", "a matcher as a flag, the same syntax (repeatable)").PlaceHolder("KEY=VALUE").HintOptions(matcherHints()...).StringsVar(&c.match)
+	k.Flag("duration", "how long the silence lasts (like 2h, 90m, 1d)").Short('d').PlaceHolder("2h").DurationVar(&c.forDur)
+	k.Flag("for", "the same as --duration").PlaceHolder("2h").DurationVar(&c.forDur)
+	k.Flag("comment", "why (required: whoever finds the silence next needs to know)").Short('c').StringVar(&c.comment)
+	k.Flag("author", "who (default $USER; required where it is not set, as in the image)").Short('a').StringVar(&c.author)
+}
+
+// matcherHints are the completions offered for a matcher: each key, and
+// kind with each kind.
+func matcherHints() []string {
+	var out []string
+	for _, k := range model.MatchKeys {
+		if k != "kind" {
+			out = append(out, k+"=")
+		}
+	}
+	for _, k := range model.Kinds {
+		out = append(out, "kind="+string(k))
+	}
+	return out
+}
+
+// check reads the matchers and checks the rest: a typo needs no ledger.
+func (c *silenceAddCmd) check(e proc) error {
+	if err := c.resolve(e); err != nil {
+		return err
+	}
+	var ms model.Matchers
+	for _, s := range append(c.matchers, c.match...) {
+		m, err := model.ParseMatcher(s)
+		if err != nil {
+			return usageError("matcher " + err.Error())
+		}
+		ms = append(ms, m)
+	}
+	switch {
+	case len(ms) == 0:
+		return usageError(`silence add needs a matcher, like kind=stalled_turn or workspace_id=~"ws-pay.*"`)
+	case !ms.Selective():
+		return usageError(fmt.Sprintf("silence add %s: each matcher also matches an empty value; add one that names what to silence, as Alertmanager requires", ms))
+	case c.forDur <= 0:
+		return usageError("silence add needs --duration (like 2h)")
+	case strings.TrimSpace(c.comment) == "": // as amtool requires
+		return usageError(`silence add needs --comment "why" (whoever finds the silence next needs to know)`)
+	}
+	author := cmp.Or(c.author, e.getenv("USER"))
+	if strings.TrimSpace(author) == "" {
+		return usageError("silence add needs --author (-a): $USER is not set here")
+	}
+	c.add = ledger.Silence{ID: uuid.NewString()[:8], Matchers: ms, Comment: c.comment, CreatedBy: author}
+	return nil
 }
 
 func (c *silenceAddCmd) run(ctx context.Context, e proc) error {
-	add, err := c.silence() // the arguments first: a typo needs no ledger
-	if err != nil {
-		return err
-	}
 	_, st, err := app.OpenLedger(ctx, inputs(c.config, "", e))
 	if err != nil {
 		return err
 	}
 	defer func() { _ = st.Close() }()
 	now := e.now()
+	add := c.add
 	add.CreatedAt, add.Until = now, now.Add(c.forDur)
 	if err := st.AddSilence(ctx, add); err != nil {
 		return err
@@ -63,45 +106,53 @@ func (c *silenceAddCmd) run(ctx context.Context, e proc) error {
 	return err
 }
 
-// silence checks silence add's arguments.
-func (c *silenceAddCmd) silence() (ledger.Silence, error) {
-	m, err := parseMatch(c.match)
-	if err != nil {
-		return ledger.Silence{}, err
-	}
-	if c.forDur <= 0 {
-		return ledger.Silence{}, usageError("silence add needs --for (like 2h)")
-	}
-	// As amtool requires: whoever finds the silence next needs the why.
-	if strings.TrimSpace(c.comment) == "" {
-		return ledger.Silence{}, usageError(`silence add needs --comment "why" (whoever finds the silence next needs to know)`)
-	}
-	return ledger.Silence{ID: uuid.NewString()[:8], WorkspaceID: m.WorkspaceID, TaskID: m.TaskID, SessionID: m.SessionID, Kind: m.Kind,
-		Comment: c.comment, CreatedBy: c.author}, nil
-}
-
-// silenceListCmd is `watchdogd silence list` (or amtool's `silence
-// query`).
-type silenceListCmd struct {
+// silenceQueryCmd is `watchdogd silence query [MATCHER…]` (also
+// `silence list`).
+type silenceQueryCmd struct {
 	ledgerFlag
 	outputFlag
-	all bool
+	all, quiet bool
+	args       []string
+	filter     model.Matchers
 }
 
-func (c *silenceListCmd) flags(fs *flag.FlagSet) {
-	c.ledgerFlag.flags(fs)
-	c.outputFlag.flags(fs)
-	fs.BoolVar(&c.all, "all", false, "list expired silences too")
+func (c *silenceQueryCmd) define(k *kingpin.CmdClause) {
+	c.ledgerFlag.define(k)
+	c.outputFlag.define(k)
+	k.Flag("all", "list expired silences too").BoolVar(&c.all)
+	k.Flag("quiet", "print the ids only, one a line (for: watchdogd silence expire $(watchdogd silence query -q))").Short('q').BoolVar(&c.quiet)
+	k.Arg("matcher", "list only the silences these match, as amtool's: each against the value a silence's = matcher gives its key (none: \"\")").
+		HintOptions(matcherHints()...).StringsVar(&c.args)
 }
 
-func (c *silenceListCmd) args(pos []string) error {
-	if err := unexpected(pos); err != nil {
+func (c *silenceQueryCmd) check(e proc) error {
+	if err := c.resolve(e); err != nil {
 		return err
 	}
-	return checkOutput(c.output)
+	for _, s := range c.args {
+		m, err := model.ParseMatcher(s)
+		if err != nil {
+			return usageError("matcher " + err.Error())
+		}
+		c.filter = append(c.filter, m)
+	}
+	return c.outputFlag.check()
 }
 
-func (c *silenceListCmd) run(ctx context.Context, e proc) error {
+// selects reports whether the filter keeps silence s: as Alertmanager
+// filters silences, every filter matcher must match the value s's
+// equality matcher on its key gives ("" where s has none).
+func selects(filter model.Matchers, s ledger.Silence) bool {
+	for _, f := range filter {
+		v, _ := s.Matchers.EqualValue(f.Name)
+		if !f.Matches(v) {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *silenceQueryCmd) run(ctx context.Context, e proc) error {
 	_, st, err := app.OpenLedger(ctx, inputs(c.config, "", e))
 	if err != nil {
 		return err
@@ -112,7 +163,14 @@ func (c *silenceListCmd) run(ctx context.Context, e proc) error {
 	if err != nil {
 		return err
 	}
-	if c.output == "json" {
+	all = slices.DeleteFunc(all, func(s ledger.Silence) bool { return !selects(c.filter, s) })
+	switch {
+	case c.quiet:
+		for _, s := range all {
+			fmt.Fprintln(e.stdout, term.Escape(s.ID))
+		}
+		return nil
+	case c.output == "json":
 		items := make([]silenceJSON, 0, len(all))
 		for _, s := range all {
 			items = append(items, toSilenceJSON(s, now))
@@ -120,79 +178,55 @@ func (c *silenceListCmd) run(ctx context.Context, e proc) error {
 		return writeOps(e.stdout, "silences", items)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tMATCH\tUNTIL\tSTATE\tBY\tCOMMENT")
+	fmt.Fprintln(tw, "ID\tMATCHERS\tUNTIL\tSTATE\tBY\tCOMMENT")
 	for _, s := range all {
 		state := "active"
 		if !s.Active(now) {
 			state = "expired"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", term.Escape(s.ID), term.Escape(matchText(s)), kandevtime.RFC3339(s.Until), state,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", term.Escape(s.ID), term.Escape(s.Matchers.String()), kandevtime.RFC3339(s.Until), state,
 			term.Escape(cmp.Or(s.CreatedBy, "-")), term.Escape(s.Comment))
 	}
 	return tw.Flush()
 }
 
-// silenceExpireCmd is `watchdogd silence expire ID`.
+// silenceExpireCmd is `watchdogd silence expire ID…`.
 type silenceExpireCmd struct {
 	ledgerFlag
-	id string
+	ids []string
 }
 
-func (c *silenceExpireCmd) args(pos []string) error { return oneID(pos, &c.id) }
+func (c *silenceExpireCmd) define(k *kingpin.CmdClause) {
+	c.ledgerFlag.define(k)
+	k.Arg("id", "the silences to end (silence query -q lists the active ones' ids)").Required().StringsVar(&c.ids)
+}
 
+func (c *silenceExpireCmd) check(e proc) error {
+	return c.resolve(e)
+}
+
+// run ends each silence given; those that are not active are named at
+// the end, after the others are ended.
 func (c *silenceExpireCmd) run(ctx context.Context, e proc) error {
 	_, st, err := app.OpenLedger(ctx, inputs(c.config, "", e))
 	if err != nil {
 		return err
 	}
 	defer func() { _ = st.Close() }()
-	ok, err := st.ExpireSilence(ctx, c.id, e.now())
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return fmt.Errorf("no active silence %q", c.id)
-	}
-	_, err = fmt.Fprintf(e.stdout, "expired %s\n", c.id)
-	return err
-}
-
-// parseMatch reads --match key=value pairs.
-func parseMatch(pairs []string) (model.Match, error) {
-	var m model.Match
-	for _, p := range pairs {
-		k, v, ok := strings.Cut(p, "=")
-		if !ok || v == "" {
-			return m, usageError(fmt.Sprintf("--match %q: want key=value", p))
+	var missing []string
+	for _, id := range c.ids {
+		ok, err := st.ExpireSilence(ctx, id, e.now())
+		if err != nil {
+			return err
 		}
-		switch k {
-		case "workspace_id":
-			m.WorkspaceID = v
-		case "task_id":
-			m.TaskID = v
-		case "session_id":
-			m.SessionID = v
-		case "kind":
-			if !model.Kind(v).Known() {
-				return m, usageError(fmt.Sprintf("--match kind=%s: unknown kind (known: %s)", v, model.KindNames()))
-			}
-			m.Kind = model.Kind(v)
-		default:
-			return m, usageError(fmt.Sprintf("--match %q: key must be workspace_id, task_id, session_id or kind", p))
+		if !ok {
+			missing = append(missing, fmt.Sprintf("%q", id))
+			continue
 		}
+		fmt.Fprintf(e.stdout, "expired %s\n", term.Escape(id))
 	}
-	if m == (model.Match{}) {
-		return m, usageError("silence add needs at least one --match key=value")
+	if len(missing) > 0 {
+		return fmt.Errorf("no active silence %s (silence query lists them)", strings.Join(missing, ", "))
 	}
-	return m, nil
-}
-
-func matchText(s ledger.Silence) string {
-	var parts []string
-	for _, kv := range [][2]string{{"workspace_id", s.WorkspaceID}, {"task_id", s.TaskID}, {"session_id", s.SessionID}, {"kind", string(s.Kind)}} {
-		if kv[1] != "" {
-			parts = append(parts, kv[0]+"="+kv[1])
-		}
-	}
-	return strings.Join(parts, ",")
+	return nil
 }

@@ -85,6 +85,20 @@ func TestImage(t *testing.T) {
 		t.Errorf("the ledger is owned by uid %d, want %d (the image's user)", owner, uid)
 	}
 
+	// At 3 a.m., through exec: the operator commands find the config
+	// without --config (the image sets WATCHDOGD_CONFIG), and a silence
+	// needs an author, since the image's user names nobody.
+	if r := e.cmd("exec", run, "/usr/local/bin/watchdogd", "episodes", "list", "--open"); r.code != 0 || !strings.Contains(r.stdout, "stalled_turn") {
+		t.Errorf("episodes list in the container, no --config: %s", r)
+	}
+	if r := e.cmd("exec", run, "/usr/local/bin/watchdogd", "silence", "add", "kind=stalled_turn", "-d", "1h", "-c", "image test"); r.code != 2 ||
+		!strings.Contains(r.stderr, "needs --author (-a): $USER is not set here") {
+		t.Errorf("silence add without an author in the container: %s", r)
+	}
+	if r := e.cmd("exec", run, "/usr/local/bin/watchdogd", "silence", "add", "kind=stalled_turn", "-d", "1h", "-c", "image test", "-a", "oncall"); r.code != 0 {
+		t.Errorf("silence add -a in the container: %s", r)
+	}
+
 	e.must("kill", "--signal", "TERM", run)
 	code := strings.TrimSpace(e.must("wait", run).stdout)
 	if code != "0" {

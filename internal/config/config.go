@@ -123,11 +123,20 @@ const (
 	ModeHTTP   = "http"
 )
 
-// Silence mutes (defers) matching episodes until a time.
+// Silence mutes (defers) matching episodes until a time. It matches with
+// Alertmanager's matchers (matchers: ['kind="stalled_turn"',
+// 'workspace_id=~"ws-.*"']), with an equality match: as routes spell it,
+// or both: every condition must hold.
 type Silence struct {
-	Match   model.Match `yaml:"match"`
-	Until   Timestamp   `yaml:"until"`
-	Comment string      `yaml:"comment"`
+	Match    model.Match     `yaml:"match"`
+	Matchers []model.Matcher `yaml:"matchers"`
+	Until    Timestamp       `yaml:"until"`
+	Comment  string          `yaml:"comment"`
+}
+
+// All is the silence's match: and matchers: together, as one list.
+func (s Silence) All() model.Matchers {
+	return append(model.FromMatch(s.Match), s.Matchers...)
 }
 
 // HA is the leader lease.

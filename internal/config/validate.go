@@ -245,10 +245,13 @@ func (v validator) silences(c *Config) {
 		if s.Until.IsZero() {
 			v.add(p+".until", "is required (an RFC 3339 time)")
 		}
-		if s.Match == (model.Match{}) {
-			v.add(p+".match", "needs at least one of workspace_id, task_id, session_id, kind")
-		}
 		v.match(p+".match", s.Match)
+		switch all := s.All(); {
+		case len(all) == 0:
+			v.add(p+".match", "needs at least one of workspace_id, task_id, session_id, kind (or matchers:)")
+		case !all.Selective():
+			v.add(p+".matchers", "each matcher also matches an empty value (like task_id!=x or task_id=~\".*\"): add one that names what to silence, as Alertmanager requires")
+		}
 	}
 }
 

@@ -190,8 +190,10 @@ func (c *Cycle) clearSilences(ctx context.Context, rep scan.Report) (held []poli
 		return nil, nil
 	}
 	for _, s := range all {
-		if s.UntilClear {
-			held = append(held, policy.ClearSilence{ID: s.ID, SessionID: s.SessionID, Kind: s.Kind, Identity: s.Identity})
+		if s.UntilClear { // a resolve from Slack: session_id="…" kind="…"
+			session, _ := s.Matchers.EqualValue("session_id")
+			kind, _ := s.Matchers.EqualValue("kind")
+			held = append(held, policy.ClearSilence{ID: s.ID, SessionID: session, Kind: model.Kind(kind), Identity: s.Identity})
 		}
 	}
 	ended = policy.Cleared(held, rep.Findings)

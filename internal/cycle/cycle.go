@@ -253,15 +253,14 @@ func (c *Cycle) silences(ctx context.Context, now time.Time) ([]policy.Silence, 
 func ActiveSilences(ctx context.Context, cfg *config.Config, st *ledger.Store, now time.Time) ([]policy.Silence, error) {
 	var out []policy.Silence
 	for i, s := range cfg.Silences {
-		out = append(out, policy.Silence{ID: fmt.Sprintf("config-%d", i), Match: s.Match, Until: s.Until.Time, Comment: s.Comment})
+		out = append(out, policy.Silence{ID: fmt.Sprintf("config-%d", i), Matchers: s.All(), Until: s.Until.Time, Comment: s.Comment})
 	}
 	runtime, err := st.Silences(ctx, now, false)
 	if err != nil {
 		return nil, err
 	}
 	for _, s := range runtime {
-		m := model.Match{WorkspaceID: s.WorkspaceID, TaskID: s.TaskID, SessionID: s.SessionID, Kind: s.Kind}
-		out = append(out, policy.Silence{ID: s.ID, Match: m, Identity: s.Identity, Until: s.Until, Comment: s.Comment})
+		out = append(out, policy.Silence{ID: s.ID, Matchers: s.Matchers, Identity: s.Identity, Until: s.Until, Comment: s.Comment})
 	}
 	return out, nil
 }

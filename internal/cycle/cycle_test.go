@@ -162,7 +162,7 @@ func TestSilenceDefersAndReleases(t *testing.T) {
 	b := oneStall()
 	c, srv, m := testCycle(t, b.DS, nil)
 	ctx := context.Background()
-	if err := c.Store.AddSilence(ctx, ledger.Silence{ID: "sil-1", SessionID: "s1", CreatedAt: time.Now(), Until: time.Now().Add(time.Hour)}); err != nil {
+	if err := c.Store.AddSilence(ctx, ledger.Silence{ID: "sil-1", Matchers: model.Matchers{model.Equal("session_id", "s1")}, CreatedAt: time.Now(), Until: time.Now().Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Run(ctx); err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/ledger"
+	"github.com/watchdogd/watchdogd/internal/model"
 )
 
 // TestHeldBackStepSaysSentLate: a first post held by a silence goes out
@@ -28,7 +29,7 @@ func TestHeldBackStepSaysSentLate(t *testing.T) {
 			cy.Now = func() time.Time { return written }
 			ctx := context.Background()
 			if c.hold > 0 {
-				if err := cy.Store.AddSilence(ctx, ledger.Silence{ID: "sil-1", SessionID: "s1", CreatedAt: written, Until: written.Add(c.hold)}); err != nil {
+				if err := cy.Store.AddSilence(ctx, ledger.Silence{ID: "sil-1", Matchers: model.Matchers{model.Equal("session_id", "s1")}, CreatedAt: written, Until: written.Add(c.hold)}); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -148,7 +148,7 @@ func TestWebhookHeldBySilence(t *testing.T) {
 	rcv := webhooktest.Start(t, hookSecret)
 	withOutlets(t, c, "      - {after: 0s, action: webhook}\n", rcv.URL, "")
 	ctx := context.Background()
-	if err := c.Store.AddSilence(ctx, ledger.Silence{ID: "sil", SessionID: "s1", CreatedAt: time.Now(), Until: time.Now().Add(time.Hour)}); err != nil {
+	if err := c.Store.AddSilence(ctx, ledger.Silence{ID: "sil", Matchers: model.Matchers{model.Equal("session_id", "s1")}, CreatedAt: time.Now(), Until: time.Now().Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := c.Run(ctx)

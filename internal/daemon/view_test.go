@@ -24,8 +24,8 @@ func TestNewView(t *testing.T) {
 		return model.Episode{ID: id, Kind: kind, WorkspaceID: ws, TaskID: "task-" + id, Since: now.Add(-ago), Actions: actions}
 	}
 	silences := []policy.Silence{
-		{ID: "s-web", Match: model.Match{WorkspaceID: "ws-web"}, Until: now.Add(time.Hour)},
-		{ID: "s-old", Match: model.Match{WorkspaceID: "ws-ops"}, Until: now.Add(-time.Minute)}, // over
+		{ID: "s-web", Matchers: model.Matchers{model.Equal("workspace_id", "ws-web")}, Until: now.Add(time.Hour)},
+		{ID: "s-old", Matchers: model.Matchers{model.Equal("workspace_id", "ws-ops")}, Until: now.Add(-time.Minute)}, // over
 	}
 	v := newView([]model.Episode{
 		ep("young", "stalled_turn", "ws-web", time.Minute),

@@ -69,17 +69,18 @@ func TestSilenceOnce(t *testing.T) {
 	for _, d := range dialects {
 		t.Run(d.name, func(t *testing.T) {
 			s := open(t, d.url(t))
-			v := ledger.Silence{ID: "click-1", SessionID: "s1", Kind: model.KindStalledTurn, CreatedBy: "slack:U0ALICE", CreatedAt: t0,
+			v := ledger.Silence{ID: "click-1", Matchers: model.Matchers{model.Equal("session_id", "s1"), model.Equal("kind", "stalled_turn")}, CreatedBy: "slack:U0ALICE", CreatedAt: t0,
 				Until: t0.Add(time.Hour), UntilClear: true, Identity: "stalled_turn|s1|turn-1|"}
 			for i := 0; i < 2; i++ {
 				if err := s.AddSilence(ctx, v); err != nil {
 					t.Fatal(err)
 				}
-				v.Until = t0.Add(time.Minute) // a second store would shorten it
+				v.Until = t0.Add(time.Minute)                                 // a second store would shorten it
+				v.Matchers = append(v.Matchers, model.Equal("task_id", "t9")) // and add a matcher
 			}
 			all, err := s.Silences(ctx, t0, true)
 			if err != nil || len(all) != 1 || !all[0].UntilClear || !all[0].Until.Equal(t0.Add(time.Hour)) || all[0].CreatedBy != "slack:U0ALICE" ||
-				all[0].Identity != "stalled_turn|s1|turn-1|" {
+				all[0].Identity != "stalled_turn|s1|turn-1|" || all[0].Matchers.String() != `session_id="s1" kind="stalled_turn"` {
 				t.Fatalf("silences %+v %v", all, err)
 			}
 		})

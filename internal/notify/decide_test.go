@@ -23,7 +23,7 @@ var noon = time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
 func TestHeld(t *testing.T) {
 	ep := model.Episode{WorkspaceID: "w1", SessionID: "s1", Kind: model.KindStalledTurn}
 	silence := func(m model.Match, until time.Time) []policy.Silence {
-		return []policy.Silence{{ID: "x", Match: m, Until: until}}
+		return []policy.Silence{{ID: "x", Matchers: model.FromMatch(m), Until: until}}
 	}
 	quiet := func(start, end int) *model.QuietHours {
 		return &model.QuietHours{Timezone: "UTC", Location: time.UTC,

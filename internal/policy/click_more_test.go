@@ -51,7 +51,7 @@ func TestResolvedQuestionTurnsShadowed(t *testing.T) {
 func TestSnoozedQuestionTurnsShadowed(t *testing.T) {
 	now := time.Date(2026, 12, 3, 4, 0, 0, 0, time.UTC)
 	e := model.Episode{ID: "ep1", Identity: "clarification|s1|turn-1|p1", SessionID: "s1", Kind: model.KindShadowedClarification}
-	s := Silence{Match: model.Match{SessionID: "s1", Kind: model.KindUnansweredClarification}, Until: now.Add(time.Hour)}
+	s := Silence{Matchers: model.FromMatch(model.Match{SessionID: "s1", Kind: model.KindUnansweredClarification}), Until: now.Add(time.Hour)}
 	if s.Holds(e, now) {
 		t.Fatal("a silence of the unanswered kind alone holds the shadowed question")
 	}

@@ -320,7 +320,7 @@ func TestQuietHours(t *testing.T) {
 		}
 	}
 	e := model.Episode{WorkspaceID: "ws-web", Kind: model.KindStalledTurn}
-	s := []Silence{{Match: model.Match{Kind: model.KindStalledTurn}, Until: t0.Add(time.Hour)}}
+	s := []Silence{{Matchers: model.FromMatch(model.Match{Kind: model.KindStalledTurn}), Until: t0.Add(time.Hour)}}
 	if d, _ := Deferred(e, s, nil, t0); !d {
 		t.Error("a matching silence defers")
 	}

@@ -17,8 +17,9 @@ func Route(s model.Routing, e model.Episode) (channel, mention string) {
 	return s.DefaultChannel, s.DefaultMention
 }
 
-// Matches reports whether a matcher selects an episode; empty fields match
-// anything.
+// Matches reports whether a route's match selects an episode; empty
+// fields match anything. Routes match on equality only; silences take
+// Alertmanager's matchers (Silence.Matchers).
 func Matches(m model.Match, e model.Episode) bool {
 	return (m.WorkspaceID == "" || m.WorkspaceID == e.WorkspaceID) &&
 		(m.TaskID == "" || m.TaskID == e.TaskID) &&
@@ -28,8 +29,10 @@ func Matches(m model.Match, e model.Episode) bool {
 
 // Silence is an active mute from the config or the ledger.
 type Silence struct {
-	ID    string
-	Match model.Match
+	ID string
+	// Matchers are Alertmanager's: every one must hold (no matchers
+	// match nothing).
+	Matchers model.Matchers
 	// Identity, set on a click's silence, is the episode clicked: it is
 	// muted too, whatever kind it turns to.
 	Identity string
@@ -39,7 +42,7 @@ type Silence struct {
 
 // Holds says whether the silence mutes episode e at now.
 func (s Silence) Holds(e model.Episode, now time.Time) bool {
-	return now.Before(s.Until) && (Matches(s.Match, e) || s.Identity != "" && s.Identity == e.Identity)
+	return now.Before(s.Until) && (s.Matchers.Matches(e) || s.Identity != "" && s.Identity == e.Identity)
 }
 
 // Deferred says whether a Slack action of episode e waits at now, and why:

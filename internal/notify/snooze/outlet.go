@@ -69,7 +69,8 @@ func (o *Outlet) Send(ctx context.Context, at notify.Attempt) notify.Sent {
 // shadowed), named by the click's key (stored once), made by the Slack
 // user who clicked.
 func Silence(a model.Action, e model.Episode, b model.ClickBody) ledger.Silence {
-	v := ledger.Silence{ID: "slack-" + a.Key[:min(len(a.Key), 16)], SessionID: e.SessionID, Kind: e.Kind, Identity: e.Identity, CreatedBy: "slack:" + b.User,
+	v := ledger.Silence{ID: "slack-" + a.Key[:min(len(a.Key), 16)], Matchers: model.Matchers{model.Equal("session_id", e.SessionID), model.Equal("kind", string(e.Kind))},
+		Identity: e.Identity, CreatedBy: "slack:" + b.User,
 		CreatedAt: a.CreatedAt, Until: b.Until, Comment: "snoozed from Slack for " + b.What}
 	if a.Kind == model.ActionResolve {
 		v.Until, v.UntilClear, v.Comment = a.CreatedAt.Add(ResolveBound), true, "resolved from Slack: quiet until the finding clears"

@@ -35,7 +35,7 @@ func TestSilence(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			a := model.Action{Key: "0123456789abcdef0123", Kind: c.kind, CreatedAt: t0}
 			v := snooze.Silence(a, e, c.body)
-			if v.ID != "slack-0123456789abcdef" || v.SessionID != "s1" || v.Kind != model.KindStalledTurn || v.Identity != e.Identity || v.CreatedBy != "slack:U1" ||
+			if v.ID != "slack-0123456789abcdef" || v.Matchers.String() != `session_id="s1" kind="stalled_turn"` || v.Identity != e.Identity || v.CreatedBy != "slack:U1" ||
 				!v.Until.Equal(c.until) || v.UntilClear != c.untilClear {
 				t.Fatalf("silence %+v", v)
 			}

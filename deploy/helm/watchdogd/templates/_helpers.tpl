@@ -284,10 +284,13 @@ securityContext:
   {{- toYaml $sc | nindent 2 }}
 resources:
   {{- toYaml .Values.resources | nindent 2 }}
-{{- with .Values.extraEnv }}
+{{- /* The operator commands (kubectl exec … watchdogd episodes list) find the config without --config. */}}
 env:
+  - name: WATCHDOGD_CONFIG
+    value: /etc/watchdogd/config/watchdogd.yaml
+  {{- with .Values.extraEnv }}
   {{- toYaml . | nindent 2 }}
-{{- end }}
+  {{- end }}
 {{- end -}}
 
 {{- define "watchdogd.probe" -}}
