@@ -11,20 +11,46 @@ import (
 )
 
 // Hold records that an outlet must not send to a destination: a new hold,
-// or an existing one's reason and end replaced (it keeps when it began).
+// or an existing one's reason, end and failures replaced (it keeps when it
+// began). A destination gone for good stays so: a breaker's hold written
+// after it (another replica's) does not reopen it by its end.
 func (s *Store) Hold(ctx context.Context, h model.Hold) error {
-	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO destination_holds (outlet, destination, reason, since_us, until_us) VALUES (?, ?, ?, ?, ?)
-	  ON CONFLICT (outlet, destination) DO UPDATE SET reason = excluded.reason, until_us = excluded.until_us`),
-		h.Outlet, h.Destination, h.Reason, us(h.Since), us(h.Until))
+	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO destination_holds (outlet, destination, reason, since_us, until_us, failures) VALUES (?, ?, ?, ?, ?, ?)
+	  ON CONFLICT (outlet, destination) DO UPDATE SET reason = excluded.reason, until_us = excluded.until_us, failures = excluded.failures
+	  WHERE destination_holds.until_us <> 0 OR excluded.until_us = 0`),
+		h.Outlet, h.Destination, h.Reason, us(h.Since), us(h.Until), h.Failures)
 	return s.wrap("hold a destination", err)
 }
 
-// HoldOf is the hold on an outlet's destination that holds at now, if any.
+// Unhold ends a breaker's hold on an outlet's destination (it answered
+// again); a destination gone for good stays held.
+func (s *Store) Unhold(ctx context.Context, outlet, destination string) error {
+	_, err := s.db.ExecContext(ctx, s.q("DELETE FROM destination_holds WHERE outlet = ? AND destination = ? AND until_us <> 0"), outlet, destination)
+	return s.wrap("end a destination's hold", err)
+}
+
+// Probe takes the one probe of a breaker whose hold ended at or before
+// now, by compare-and-set: exactly one of any number of processes moves
+// its end to until (while the probe runs, every other waits) and is told
+// true. A process that crashed mid-probe leaves the hold to end at until.
+func (s *Store) Probe(ctx context.Context, outlet, destination string, now, until time.Time) (bool, error) {
+	res, err := s.db.ExecContext(ctx, s.q("UPDATE destination_holds SET until_us = ? WHERE outlet = ? AND destination = ? AND until_us <> 0 AND until_us <= ?"),
+		us(until), outlet, destination, us(now))
+	if err != nil {
+		return false, s.wrap("take a breaker's probe", err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, s.wrap("take a breaker's probe", err)
+}
+
+// HoldOf is the hold on an outlet's destination, and whether it holds at
+// now. A breaker's hold past its end is returned too (zero when there is
+// none), not holding: its lane sends one probe.
 func (s *Store) HoldOf(ctx context.Context, outlet, destination string, now time.Time) (model.Hold, bool, error) {
 	h := model.Hold{Outlet: outlet, Destination: destination}
 	var since, until int64
-	err := s.db.QueryRowContext(ctx, s.q("SELECT reason, since_us, until_us FROM destination_holds WHERE outlet = ? AND destination = ?"),
-		outlet, destination).Scan(&h.Reason, &since, &until)
+	err := s.db.QueryRowContext(ctx, s.q("SELECT reason, since_us, until_us, failures FROM destination_holds WHERE outlet = ? AND destination = ?"),
+		outlet, destination).Scan(&h.Reason, &since, &until, &h.Failures)
 	if errors.Is(err, sql.ErrNoRows) {
 		return model.Hold{}, false, nil
 	}
@@ -35,9 +61,10 @@ func (s *Store) HoldOf(ctx context.Context, outlet, destination string, now time
 	return h, h.Holds(now), nil
 }
 
-// Holds lists every hold that holds at now, by outlet and destination.
+// Holds lists every hold that holds at now, by outlet and destination
+// (a zero now: every hold, a breaker's past its end too).
 func (s *Store) Holds(ctx context.Context, now time.Time) ([]model.Hold, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT outlet, destination, reason, since_us, until_us FROM destination_holds ORDER BY outlet, destination")
+	rows, err := s.db.QueryContext(ctx, "SELECT outlet, destination, reason, since_us, until_us, failures FROM destination_holds ORDER BY outlet, destination")
 	if err != nil {
 		return nil, s.wrap("read destination holds", err)
 	}
@@ -45,11 +72,11 @@ func (s *Store) Holds(ctx context.Context, now time.Time) ([]model.Hold, error) 
 	for rows.Next() {
 		var h model.Hold
 		var since, until int64
-		if err := rows.Scan(&h.Outlet, &h.Destination, &h.Reason, &since, &until); err != nil {
+		if err := rows.Scan(&h.Outlet, &h.Destination, &h.Reason, &since, &until, &h.Failures); err != nil {
 			_ = rows.Close()
 			return nil, s.wrap("read destination holds", err)
 		}
-		if h.Since, h.Until = fromUS(since), fromUS(until); h.Holds(now) {
+		if h.Since, h.Until = fromUS(since), fromUS(until); now.IsZero() || h.Holds(now) {
 			out = append(out, h)
 		}
 	}

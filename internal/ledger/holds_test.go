@@ -60,3 +60,65 @@ func TestDestinationHolds(t *testing.T) {
 		})
 	}
 }
+
+// TestBreakerHolds: a breaker's hold is read back past its end (not
+// holding: its lane probes), exactly one of two probes takes it and moves
+// its end, Unhold ends it, and neither a breaker's hold nor Unhold reopens
+// a destination gone for good. On each dialect.
+func TestBreakerHolds(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	for _, d := range dialects {
+		t.Run(d.name, func(t *testing.T) {
+			s, err := ledger.Open(ctx, d.url(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = s.Close() }()
+			b := model.Hold{Outlet: "slack", Destination: "C-ops", Reason: "timeout", Since: now, Until: now.Add(5 * time.Second), Failures: 1}
+			if err := s.Hold(ctx, b); err != nil {
+				t.Fatal(err)
+			}
+			if h, held, err := s.HoldOf(ctx, "slack", "C-ops", now.Add(time.Second)); err != nil || !held || h != b {
+				t.Fatalf("inside its backoff: %+v held %v: %v, want %+v", h, held, err, b)
+			}
+			if ok, err := s.Probe(ctx, "slack", "C-ops", now.Add(time.Second), now.Add(time.Minute)); err != nil || ok {
+				t.Fatalf("a probe inside the backoff was taken (%v, %v)", ok, err)
+			}
+			later := now.Add(6 * time.Second)
+			if h, held, _ := s.HoldOf(ctx, "slack", "C-ops", later); held || h.Failures != 1 || h.Since != now {
+				t.Fatalf("past its end: %+v held %v, want it read back, not holding", h, held)
+			}
+			first, err1 := s.Probe(ctx, "slack", "C-ops", later, later.Add(2*time.Second))
+			second, err2 := s.Probe(ctx, "slack", "C-ops", later, later.Add(2*time.Second))
+			if err1 != nil || err2 != nil || !first || second {
+				t.Fatalf("two probes: %v %v (%v %v), want exactly the first", first, second, err1, err2)
+			}
+			if _, held, _ := s.HoldOf(ctx, "slack", "C-ops", later.Add(time.Second)); !held {
+				t.Fatal("a probe in flight does not hold the lane for the others")
+			}
+			if err := s.Unhold(ctx, "slack", "C-ops"); err != nil {
+				t.Fatal(err)
+			}
+			if h, held, _ := s.HoldOf(ctx, "slack", "C-ops", later); held || !h.Since.IsZero() {
+				t.Fatalf("after Unhold: %+v held %v", h, held)
+			}
+			gone := model.Hold{Outlet: "webhook", Destination: "ops#00", Reason: "410 Gone", Since: now}
+			if err := s.Hold(ctx, gone); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Hold(ctx, model.Hold{Outlet: "webhook", Destination: "ops#00", Reason: "timeout", Since: now, Until: now.Add(time.Second), Failures: 1}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Unhold(ctx, "webhook", "ops#00"); err != nil {
+				t.Fatal(err)
+			}
+			if ok, _ := s.Probe(ctx, "webhook", "ops#00", later, later.Add(time.Second)); ok {
+				t.Fatal("a destination gone for good was probed")
+			}
+			if h, held, _ := s.HoldOf(ctx, "webhook", "ops#00", later.Add(time.Hour)); !held || h != gone {
+				t.Fatalf("gone, after a breaker's hold and Unhold: %+v held %v, want %+v", h, held, gone)
+			}
+		})
+	}
+}

@@ -175,9 +175,10 @@ func TestTransport(t *testing.T) {
 	}{
 		{"none", nil, Verdict{}},
 		{"before any request left", fmt.Errorf("pace: %w", ErrNotSent), Verdict{Retry: true, NotSent: true, Code: "not_sent"}},
-		{"a refused connection: no request left", &net.OpError{Op: "dial", Err: &os.SyscallError{Syscall: "connect", Err: syscall.ECONNREFUSED}}, Verdict{Retry: true, Code: "refused"}},
-		{"a deadline", fmt.Errorf("post: %w", context.DeadlineExceeded), Verdict{Retry: true, Uncertain: true, Code: "timeout"}},
-		{"a network error", &net.OpError{Op: "read", Err: errors.New("reset")}, Verdict{Retry: true, Uncertain: true, Code: "timeout"}},
+		{"a refused connection: no request left", &net.OpError{Op: "dial", Err: &os.SyscallError{Syscall: "connect", Err: syscall.ECONNREFUSED}}, Verdict{Retry: true, Unreachable: true, Code: "refused"}},
+		{"a deadline: nothing heard from the destination", fmt.Errorf("post: %w", context.DeadlineExceeded), Verdict{Retry: true, Uncertain: true, Unreachable: true, Code: "timeout"}},
+		{"a dial that failed: no destination", &net.OpError{Op: "dial", Err: errors.New("no route to host")}, Verdict{Retry: true, Uncertain: true, Unreachable: true, Code: "timeout"}},
+		{"a connection broken after it was made: the destination is there", &net.OpError{Op: "read", Err: errors.New("reset")}, Verdict{Retry: true, Uncertain: true, Code: "timeout"}},
 		{"anything else: its fate is unknown", errors.New("unexpected EOF"), Verdict{Retry: true, Uncertain: true, Code: "transport"}},
 	}
 	for _, c := range cases {

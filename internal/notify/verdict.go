@@ -27,6 +27,10 @@ type Verdict struct {
 	// Gone: the destination says it is gone for good (a webhook's 410):
 	// an outlet whose entry names destinations holds it.
 	Gone bool
+	// Unreachable: no answer came from the destination (a timeout, a
+	// connection refused or never made): its lane's breaker counts it.
+	// An answer of any status says the destination is there.
+	Unreachable bool
 	// Code is the service's error code or the HTTP status, for logs.
 	Code string
 }
@@ -49,9 +53,16 @@ func Transport(err error) Verdict {
 	case errors.Is(err, syscall.ECONNREFUSED):
 		// No connection, so no request: nothing can have landed (retried
 		// after a backoff, with no earlier attempt to look for).
-		return Verdict{Retry: true, Code: "refused"}
-	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne):
-		return Verdict{Retry: true, Uncertain: true, Code: "timeout"}
+		return Verdict{Retry: true, Unreachable: true, Code: "refused"}
+	case errors.Is(err, context.DeadlineExceeded):
+		return Verdict{Retry: true, Uncertain: true, Unreachable: true, Code: "timeout"}
+	case errors.As(err, &ne):
+		// A read that timed out, or a dial that failed (no such host, no
+		// route), heard nothing from the destination; a connection that
+		// broke after it was made did.
+		var op *net.OpError
+		unreachable := ne.Timeout() || errors.As(err, &op) && op.Op == "dial"
+		return Verdict{Retry: true, Uncertain: true, Unreachable: unreachable, Code: "timeout"}
 	}
 	// Connection resets, truncated bodies: the request's fate is unknown.
 	return Verdict{Retry: true, Uncertain: true, Code: "transport"}

@@ -21,7 +21,7 @@ func Classify(err error) notify.Verdict {
 		retry := ke.Retryable()
 		return notify.Verdict{Retry: retry, Uncertain: retry, Code: ke.Code}
 	case errors.As(err, &kd): // no request left
-		return notify.Verdict{Retry: true, Code: "connect"}
+		return notify.Verdict{Retry: true, Unreachable: true, Code: "connect"}
 	case errors.As(err, &re):
 		// A respond's refusals are decisions (a 4xx); its 5xx may have
 		// followed an answer kandev took.

@@ -17,6 +17,7 @@ type Verdict struct {
 	Uncertain   bool
 	RateLimited bool
 	NotSent     bool
+	Unreachable bool
 	Code        string
 	// Gone: the message an edit was for no longer exists (someone deleted
 	// it in Slack). There is nothing left to act on, so it is neither
@@ -31,7 +32,7 @@ type Verdict struct {
 
 // Deliver is the verdict as the protocol takes it.
 func (v Verdict) Deliver() notify.Verdict {
-	return notify.Verdict{Retry: v.Retry, After: v.After, Uncertain: v.Uncertain, RateLimited: v.RateLimited, NotSent: v.NotSent, Code: v.Code}
+	return notify.Verdict{Retry: v.Retry, After: v.After, Uncertain: v.Uncertain, RateLimited: v.RateLimited, NotSent: v.NotSent, Unreachable: v.Unreachable, Code: v.Code}
 }
 
 // retryableCode reports Slack's ok:false codes that mean "try again";
@@ -71,5 +72,5 @@ func Classify(err error) Verdict {
 			Frozen: se.Err == "edit_window_closed" || se.Err == "cant_update_message", Code: se.Err}
 	}
 	t := notify.Transport(err)
-	return Verdict{Retry: t.Retry, Uncertain: t.Uncertain, NotSent: t.NotSent, Code: t.Code}
+	return Verdict{Retry: t.Retry, Uncertain: t.Uncertain, NotSent: t.NotSent, Unreachable: t.Unreachable, Code: t.Code}
 }
