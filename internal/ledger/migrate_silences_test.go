@@ -156,7 +156,7 @@ func TestSilencesMigrateToMatchers(t *testing.T) {
 				t.Fatal(err)
 			}
 			_ = s.Close()
-			all5, err := goose.NewProvider(dialect, db, migrations(t, 5), goose.WithDisableGlobalRegistry(true))
+			all5, err := goose.NewProvider(dialect, db, migrations(t, 1<<30), goose.WithDisableGlobalRegistry(true)) // every migration: down from this build's
 			if err != nil {
 				t.Fatal(err)
 			}
