@@ -163,7 +163,16 @@ func (c *Cycle) Scan(ctx context.Context, now time.Time) (scan.Report, *model.Sn
 // state the decision reads (reasons).
 func (c *Cycle) policyInput(findings []scan.Finding, now time.Time) policy.Input {
 	return policy.Input{Now: now, Findings: findings, Policies: c.Config.Policy, Routing: c.Config.Routing(), NewID: uuid.NewString,
-		Resolves: c.Resolves()}
+		Resolves: c.Resolves(), Members: c.members()}
+}
+
+// members is how many Alertmanagers the config lists (0 without an
+// alertmanager: block).
+func (c *Cycle) members() int {
+	if c.Config.Alertmanager == nil {
+		return 0
+	}
+	return len(c.Config.Alertmanager.URLs)
 }
 
 // Resolves names the action that tells each outlet an episode cleared,

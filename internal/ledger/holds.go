@@ -103,3 +103,12 @@ func (s *Store) Release(ctx context.Context, outlet string, keep []string) ([]mo
 	}
 	return ended, nil
 }
+
+// Unsettled counts an episode's steps of kind to channel still owed:
+// pending or in flight (a keyed outlet's resolve waits for them).
+func (s *Store) Unsettled(ctx context.Context, episodeID string, kind model.ActionKind, channel string) (int, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM actions WHERE episode_id = ? AND action = ? AND channel = ?
+	  AND seq LIKE 'step/%' AND state IN ('pending', 'claimed')`), episodeID, string(kind), channel).Scan(&n)
+	return n, s.wrap("count an episode's unsettled steps", err)
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/policy"
 	"github.com/watchdogd/watchdogd/internal/scan"
+	"github.com/watchdogd/watchdogd/internal/term"
 )
 
 // Store is what the protocol needs of the ledger.
@@ -27,6 +28,11 @@ type Store interface {
 	CloseGate(ctx context.Context, channel string, until time.Time) error
 	HoldOf(ctx context.Context, outlet, destination string, now time.Time) (model.Hold, bool, error)
 	Hold(ctx context.Context, h model.Hold) error
+	Unhold(ctx context.Context, outlet, destination string) error
+	Probe(ctx context.Context, outlet, destination string, now, until time.Time) (bool, error)
+	// Unsettled counts an episode's steps of kind to channel still owed
+	// (pending or in flight).
+	Unsettled(ctx context.Context, episodeID string, kind model.ActionKind, channel string) (int, error)
 }
 
 // Deliverer runs the protocol over every due action.
@@ -45,48 +51,22 @@ type Deliverer struct {
 	ClaimTTL time.Duration
 	Quiet    *model.QuietHours
 	// MayAct, when set, is asked before each delivery: a replica that lost
-	// the leader lease stops acting mid-cycle.
+	// the leader lease stops acting mid-cycle. Lanes ask it concurrently.
 	MayAct func() bool
-}
-
-// run is one cycle's delivery state: per-channel counts and gates.
-type run struct {
-	silences []policy.Silence
-	sent     map[string]int
-	gates    map[string]time.Time
-	counts   map[model.Result]int
-}
-
-// Deliver claims and delivers every due action, oldest first, adding what
-// became of each to counts. Each action was saved before this runs; each is
-// claimed by compare-and-set before it is sent; each outcome is recorded,
-// logged and counted.
-func (d *Deliverer) Deliver(ctx context.Context, silences []policy.Silence, counts map[model.Result]int) {
-	due, err := d.Store.DueActions(ctx, d.Now(), d.ClaimTTL)
-	if err != nil {
-		d.Log.Error("list due actions", zap.Error(err))
-		return
-	}
-	r := &run{silences: silences, sent: map[string]int{}, gates: map[string]time.Time{}, counts: counts}
-	for _, due := range due {
-		if ctx.Err() != nil {
-			return // cycle_timeout: the rest stay pending, due next cycle
-		}
-		if d.MayAct != nil && !d.MayAct() {
-			d.Log.Warn("lost the leader lease; leaving the remaining actions to the leader")
-			return
-		}
-		d.one(ctx, r, due)
-	}
+	// LaneWorkers bounds how many lanes of one outlet deliver at once (0:
+	// LaneWorkers).
+	LaneWorkers int
 }
 
 // DeliverOne runs the protocol for the action with key, now, when it is
 // due: a click in Slack goes out the moment it is saved rather than at the
 // next cycle, and its story right after it. It claims the action as a
 // cycle would, so a cycle delivering it at the same moment, in this
-// process or another replica's, sends nothing twice. It reports what
-// became of the action (zero when it was not due: settled, or held by
-// another process).
+// process or another replica's, sends nothing twice. A person is waiting:
+// while the action's lane is held by its breaker it is tried once anyway,
+// and fails rather than waits when that attempt does not go through, so
+// that the story tells them. It reports what became of the action (zero
+// when it was not due: settled, or held by another process).
 func (d *Deliverer) DeliverOne(ctx context.Context, key string, silences []policy.Silence) (model.Result, error) {
 	due, ok, err := d.Store.DueAction(ctx, key, d.Now(), d.ClaimTTL)
 	if err != nil || !ok {
@@ -95,22 +75,19 @@ func (d *Deliverer) DeliverOne(ctx context.Context, key string, silences []polic
 	if d.MayAct != nil && !d.MayAct() {
 		return "", nil // the leader delivers it at its next cycle
 	}
-	counts := map[model.Result]int{}
-	d.one(ctx, &run{silences: silences, sent: map[string]int{}, gates: map[string]time.Time{}, counts: counts}, due)
-	for r := range counts {
-		return r, nil
+	r := &run{silences: silences, counts: map[model.Result]int{}}
+	lr := d.openLane(ctx, LaneOf(d.Outlets, due.Action), due.Action)
+	lr.once = GateOf(lr.hold, d.Now()) != Open
+	d.one(ctx, r, lr, due)
+	for res := range r.counts {
+		return res, nil
 	}
 	return "", nil
 }
 
-func (d *Deliverer) count(r *run, a model.Action, result model.Result) {
-	r.counts[result]++
-	d.Metrics.Action(a.Kind, result)
-}
-
 // held says whether a paced action waits this cycle, without claiming it.
 // A silence or quiet hours hold it before the channel's gate is read.
-func (d *Deliverer) held(ctx context.Context, r *run, due model.Due) (bool, string) {
+func (d *Deliverer) held(ctx context.Context, r *run, lr *laneRun, due model.Due) (bool, string) {
 	e, ok := d.Outlets[due.Kind]
 	if !ok || !e.Paced {
 		return false, ""
@@ -118,16 +95,12 @@ func (d *Deliverer) held(ctx context.Context, r *run, due model.Due) (bool, stri
 	if deferred, why := policy.Deferred(due.Episode, r.silences, d.Quiet, d.Now()); deferred {
 		return true, why
 	}
-	lane := e.Lane + due.Channel
-	gate, ok := r.gates[lane]
-	var gateErr error
-	if !ok {
-		if gate, gateErr = d.Store.GateUntil(ctx, lane); gateErr == nil {
-			r.gates[lane] = gate
-		}
+	if !lr.gateRead {
+		lr.gate, lr.gateErr = d.Store.GateUntil(ctx, e.Gate+due.Channel)
+		lr.gateRead = lr.gateErr == nil
 	}
-	held, why, overBudget := Held(Holding{Episode: due.Episode, Silences: r.silences, Quiet: d.Quiet, Gate: gate, GateErr: gateErr,
-		Sent: r.sent[lane], Budget: budget(e), Now: d.Now()})
+	held, why, overBudget := Held(Holding{Episode: due.Episode, Silences: r.silences, Quiet: d.Quiet, Gate: lr.gate, GateErr: lr.gateErr,
+		Sent: lr.sent, Budget: budget(e), Now: d.Now()})
 	if overBudget && e.RateLimited != nil {
 		e.RateLimited(metrics.LimitedByBudget)
 	}
@@ -143,11 +116,11 @@ func budget(e Entry) int {
 	return e.Budget()
 }
 
-func (d *Deliverer) one(ctx context.Context, r *run, due model.Due) {
+func (d *Deliverer) one(ctx context.Context, r *run, lr *laneRun, due model.Due) {
 	log := d.Log.With(zap.String("key", due.Key), zap.String("action", string(due.Kind)), zap.String("kind", string(due.Episode.Kind)),
 		zap.String("session_id", due.Episode.SessionID), zap.String("turn_id", due.Episode.TurnID))
-	if held, why := d.held(ctx, r, due); held {
-		d.count(r, due.Action, model.ResultDeferred)
+	if held, why := d.held(ctx, r, lr, due); held {
+		r.count(d, due.Action, model.ResultDeferred)
 		log.Debug("action deferred", zap.String("why", why))
 		return
 	}
@@ -162,17 +135,22 @@ func (d *Deliverer) one(ctx context.Context, r *run, due model.Due) {
 		return // another process has it
 	}
 	start := time.Now()
-	out := d.withinClaim(ctx, claimed, r, claim, due.Episode, log)
+	end := d.withinClaim(ctx, claimed, lr, claim, due.Episode, log)
+	out := end.out
 	if out.State == model.StateDelivered {
 		d.Metrics.Delivered(due.Kind, time.Since(start))
 	}
+	if lr.once && out.State == model.StatePending && !out.Refund {
+		out = model.Outcome{State: model.StateFailed, Error: heldWords(lr.hold, out.Error)}
+	}
+	d.trip(ctx, lr, end.reach, end.why, log)
 	if err := d.Store.Settle(context.WithoutCancel(ctx), due.Key, token, out, d.Now()); err != nil {
 		// The outcome is lost, not the action: the claim goes stale and the
 		// next holder settles it from evidence.
 		log.Error("record action outcome", zap.String("outcome", string(out.State)), zap.Error(err))
 		return
 	}
-	d.count(r, due.Action, Result(out))
+	r.count(d, due.Action, Result(out))
 	logOutcome(log, out)
 }
 
@@ -202,6 +180,17 @@ func logOutcome(log *zap.Logger, out model.Outcome) {
 // a deadline, so that whatever a client wraps it in classifies as one.
 var errClaimEnds = fmt.Errorf("the attempt reached the end of its claim (%w)", context.DeadlineExceeded)
 
+// attemptEnd is how an attempt ended: its outcome, and what it said of
+// its destination (for the lane's breaker, with why).
+type attemptEnd struct {
+	out   model.Outcome
+	reach Reach
+	why   string
+}
+
+// settled is an attempt that asked nothing of its destination.
+func settled(o model.Outcome) attemptEnd { return attemptEnd{out: o} }
+
 // withinClaim runs the attempt so that it ends before another process may
 // take the claim over (state.claim_ttl after claimed), leaving a margin for
 // its last request to land or die. Otherwise a slow attempt (a
@@ -209,43 +198,61 @@ var errClaimEnds = fmt.Errorf("the attempt reached the end of its claim (%w)", c
 // fence and a post each as long as their timeouts) could still be acting
 // when a takeover begins, and both would act. Cut short, it is retried as
 // an attempt that may have landed: the next one looks for evidence first.
-func (d *Deliverer) withinClaim(ctx context.Context, claimed time.Time, r *run, cl model.Claim, e model.Episode, log *zap.Logger) model.Outcome {
+func (d *Deliverer) withinClaim(ctx context.Context, claimed time.Time, lr *laneRun, cl model.Claim, e model.Episode, log *zap.Logger) attemptEnd {
 	ttl := d.ClaimTTL
 	actx, cancel := context.WithDeadlineCause(ctx, claimed.Add(ttl-min(time.Second, ttl/10)), errClaimEnds)
 	defer cancel()
-	out := d.attempt(actx, r, cl, e, log)
-	if errors.Is(context.Cause(actx), errClaimEnds) && out.State == model.StatePending {
-		out.Error = fmt.Sprintf("stopped before another process may take its claim over (state.claim_ttl %s): %s", ttl, out.Error)
+	end := d.attempt(actx, lr, cl, e, log)
+	if errors.Is(context.Cause(actx), errClaimEnds) && end.out.State == model.StatePending {
+		end.out.Error = fmt.Sprintf("stopped before another process may take its claim over (state.claim_ttl %s): %s", ttl, end.out.Error)
 	}
-	return out
+	if ctx.Err() != nil {
+		end.reach = Unheard // the cycle's time ran out: nothing said of the destination
+	}
+	return end
 }
 
+// ResolveWait is how long a keyed outlet's resolve waits for its
+// episode's earlier steps to the same destination to settle (a step cut
+// short is completed with its key), so that the receiver hears of them
+// first; then it goes anyway, its higher sequence saying it is the last.
+const ResolveWait = 15 * time.Minute
+
 // attempt runs one claimed action and says how it ended.
-func (d *Deliverer) attempt(ctx context.Context, r *run, cl model.Claim, e model.Episode, log *zap.Logger) model.Outcome {
+func (d *Deliverer) attempt(ctx context.Context, lr *laneRun, cl model.Claim, e model.Episode, log *zap.Logger) attemptEnd {
 	a, now := cl.Action, d.Now()
 	entry, ok := d.Outlets[a.Kind]
 	if !ok {
-		return model.Outcome{State: model.StateFailed, Error: fmt.Sprintf("nothing delivers %s actions now (was the config changed?)", a.Kind)}
+		return settled(model.Outcome{State: model.StateFailed, Error: fmt.Sprintf("nothing delivers %s actions now (was the config changed?)", a.Kind)})
 	}
 	if out, held := d.heldDestination(ctx, entry, a, now, log); held {
-		return out
+		return settled(out)
 	}
 	at := Attempt{Action: a, Episode: e, MayHaveLanded: cl.Takeover || a.Uncertain, Now: now, Log: log}
 	if a.ParentKey != "" {
 		p, err := d.Store.Action(ctx, a.ParentKey)
 		if err != nil {
-			return released(a, now.Add(5*time.Second), err.Error())
+			return settled(released(a, now.Add(5*time.Second), err.Error()))
 		}
 		if Orphaned(a, p) {
-			return model.Outcome{State: model.StateSuperseded, Error: "its step never went out: nothing to resolve"}
+			return settled(model.Outcome{State: model.StateSuperseded, Error: "its step never went out: nothing to resolve"})
 		}
 		switch p.State {
 		case model.StateDelivered:
 			at.Parent = &p
 		case model.StatePending, model.StateClaimed:
-			return released(a, now.Add(5*time.Second), "waiting for the first message")
+			return settled(released(a, now.Add(5*time.Second), "waiting for the first message"))
 		default: // a first message that never went out: none (a reply goes top-level)
 			at.Unsent = &p
+		}
+	}
+	if entry.Keyed && Resolving(a) && now.Sub(a.CreatedAt) < ResolveWait {
+		n, err := d.Store.Unsettled(ctx, a.EpisodeID, a.Kind, a.Channel)
+		if err != nil {
+			return settled(released(a, now.Add(5*time.Second), err.Error()))
+		}
+		if n > 0 {
+			return settled(released(a, now.Add(5*time.Second), "waiting for the episode's earlier steps to this destination to settle"))
 		}
 	}
 	if f, ok := entry.Outlet.(Finder); ok && at.MayHaveLanded {
@@ -253,44 +260,57 @@ func (d *Deliverer) attempt(ctx context.Context, r *run, cl model.Claim, e model
 			if s.Outcome != nil && s.Outcome.State == model.StateDelivered {
 				log.Info("found an earlier attempt; settled from evidence", zap.String("slack_ts", s.Outcome.ResultTS))
 			}
-			return Settle(a, s, now)
+			return attemptEnd{out: Settle(a, s, now), reach: ReachOf(s, ctx.Err()), why: errWords(s)}
 		}
 	}
 	if Fences(entry, a, at.MayHaveLanded) {
 		if !e.ResolvedAt.IsZero() {
-			return model.Outcome{State: model.StateSuperseded, Error: "the episode resolved before delivery"}
+			return settled(model.Outcome{State: model.StateSuperseded, Error: "the episode resolved before delivery"})
 		}
 		f, err := d.Fence(ctx, e)
 		if err != nil {
 			// A read failed; nothing was sent.
-			return Settle(a, Error(fmt.Errorf("fence: %w", err), Verdict{Retry: true, Code: "fence"}), now)
+			return settled(Settle(a, Error(fmt.Errorf("fence: %w", err), Verdict{Retry: true, Code: "fence"}), now))
 		}
 		if f == nil {
-			return model.Outcome{State: model.StateSuperseded, Error: "the finding no longer holds (turn moved on or question answered)"}
+			return settled(model.Outcome{State: model.StateSuperseded, Error: "the finding no longer holds (turn moved on or question answered)"})
 		}
 		at.Current = f
 	}
-	lane := entry.Lane + a.Channel
 	if entry.Paced {
-		r.sent[lane]++
+		lr.sent++
 	}
 	s := entry.Outlet.Send(ctx, at)
 	// A wait the answer asks for (Retry-After) counts from when the answer
 	// came, not from when the attempt began: a slow answer would otherwise
 	// open the gate before the service's own window ends.
 	answered := d.Now()
-	s = d.holdIfGone(ctx, entry, a, s, answered, log)
+	reach := ReachOf(s, ctx.Err())
+	why := errWords(s)
+	if reach == GoneForGood {
+		why = "its receiver answered " + s.Verdict.Code + " Gone"
+		s.Err = fmt.Errorf("%w; %s", s.Err, HoldWords(model.Hold{Outlet: lr.hold.Outlet, Destination: lr.hold.Destination, Reason: why, Since: answered}))
+	}
 	if s.Outcome == nil && s.Verdict.RateLimited && entry.Paced {
 		if entry.RateLimited != nil {
 			entry.RateLimited(metrics.LimitedByService)
 		}
 		until := answered.Add(max(s.Verdict.After, time.Second))
-		r.gates[lane] = until
-		if err := d.Store.CloseGate(ctx, lane, until); err != nil {
+		lr.gate, lr.gateRead = until, true
+		if err := d.Store.CloseGate(ctx, entry.Gate+a.Channel, until); err != nil {
 			log.Error("record the channel's Retry-After", zap.Error(err))
 		}
 	}
-	return Settle(a, s, answered)
+	return attemptEnd{out: Settle(a, s, answered), reach: reach, why: why}
+}
+
+// errWords is what an answer's error says, on one line, for a breaker's
+// reason.
+func errWords(s Sent) string {
+	if s.Err == nil {
+		return ""
+	}
+	return term.OneLine(s.Err)
 }
 
 // Resolving says whether a is a resolve: it tells an outlet that its

@@ -154,11 +154,19 @@ type Entry struct {
 	// Paced: silences and quiet hours hold its actions, and a channel's
 	// Retry-After closes the channel to them (Slack).
 	Paced bool
-	// Lane prefixes a paced outlet's channel where its gate and budget are
-	// kept, so that outlets whose channels are named alike ("ops": a Slack
+	// Name names the outlet's lanes and its breakers' holds ("slack",
+	// "webhook", "alertmanager", "kandev", "log", "ledger"; "" takes the
+	// action kind). Every entry of one outlet shares it.
+	Name string
+	// To, when set, names the lane an action goes out in within its
+	// outlet (kandev: one lane; an Alertmanager member); nil takes the
+	// action's channel.
+	To func(a model.Action) string
+	// Gate prefixes a paced outlet's channel where its gate is kept, so
+	// that outlets whose channels are named alike ("ops": a Slack
 	// channel, a webhook) never close each other's. Slack's is "" (its
 	// gates are stored under the bare channel).
-	Lane string
+	Gate string
 	// Budget, when set, bounds a paced outlet's actions per channel per
 	// cycle (slack.max_messages_per_cycle), read as each cycle delivers.
 	Budget func() int
@@ -182,9 +190,10 @@ type Entry struct {
 	// policy decides one per channel the outlet sent a step to.
 	Resolve model.ActionKind
 	// Destination, when set, names where an action goes for holds (a
-	// webhook: its name and a hash of its URL): an answer whose verdict is
-	// Gone holds that destination in the ledger, and an action to a held
-	// destination fails without being sent. "" names none.
+	// webhook: its name and a hash of its URL, so that a new URL is a new
+	// destination); nil holds the lane's destination. An answer whose
+	// verdict is Gone closes it for good (an action to it fails without
+	// being sent); a timeout holds it for a backoff (its lane's breaker).
 	Destination func(a model.Action) string
 }
 

@@ -83,3 +83,41 @@ func TestDestination(t *testing.T) {
 		}
 	}
 }
+
+// TestAlertmanagerStepPerMember: with three members, an Alertmanager step
+// is three actions, one per member (each its own lane): the first keeps
+// the step's seq and no channel (as with one member), the others end in
+// /member/i with channel i. Wanted names all three; the next cycle
+// decides none again; a cleared episode is resolved to each member its
+// step may have reached, in reply to that member's step.
+func TestAlertmanagerStepPerMember(t *testing.T) {
+	cfg := cfgWith(`
+alertmanager:
+  urls: ["http://am0:9093", "http://am1:9093", "http://am2:9093"]
+policy:
+  stalled_turn:
+    steps: [{after: 0s, action: alertmanager}]
+`)
+	f := finding(model.KindStalledTurn, t0.Add(-20*time.Minute))
+	in := input(t0, f)
+	configure(&in, cfg)
+	in.Members = 3
+	in.Resolves = map[model.ActionKind]model.ActionKind{model.ActionAlertmanager: model.ActionAlertmanager}
+	p1 := Decide(model.Ledger{}, in)
+	want := "step/stalled_turn/0/0:alertmanager step/stalled_turn/0/0/member/1:alertmanager@1 step/stalled_turn/0/0/member/2:alertmanager@2"
+	if got := seqs(p1.Actions); got != want {
+		t.Fatalf("first cycle: %q, want %q", got, want)
+	}
+	if w := Wanted(model.Ledger{Open: []model.Episode{p1.Open[0]}}, in); len(w) != 3 {
+		t.Fatalf("Wanted %v, want the three members' keys", w)
+	}
+	st := episode(p1, model.StateDelivered, model.StateFailed, model.StateDelivered)
+	if p2 := Decide(st, in); len(p2.Actions) != 0 || len(p2.Supersede) != 0 {
+		t.Fatalf("second cycle: actions %q supersede %v", seqs(p2.Actions), p2.Supersede)
+	}
+	in.Findings = nil
+	p3 := Decide(st, in)
+	if got := seqs(p3.Actions); got != "resolve/alertmanager/:alertmanager^parent resolve/alertmanager/2:alertmanager@2^parent" {
+		t.Fatalf("resolved: %q, want a resolve to members 0 and 2 (1 never took the alert)", got)
+	}
+}

@@ -35,6 +35,24 @@ type Input struct {
 	// resolve edits its first message), the action that tells an outlet
 	// an episode cleared; a kind without one is told nothing.
 	Resolves map[model.ActionKind]model.ActionKind
+	// Members is how many Alertmanagers alertmanager.urls lists: an
+	// Alertmanager step is one action per member, each its own lane
+	// (member 0's seq and channel are the step's own; member i's seq ends
+	// in /member/i, its channel is i).
+	Members int
+}
+
+// memberSeqs are the seqs and channels of an Alertmanager step's actions
+// to members after the first.
+func (p *planner) memberSeqs(seq string, kind model.ActionKind) [][2]string {
+	if kind != model.ActionAlertmanager {
+		return nil
+	}
+	var out [][2]string
+	for i := 1; i < p.in.Members; i++ {
+		out = append(out, [2]string{fmt.Sprintf("%s/member/%d", seq, i), fmt.Sprint(i)})
+	}
+	return out
 }
 
 // Identity matches a finding to its episode across cycles: kind, session,
@@ -148,7 +166,7 @@ func (p *planner) refresh(e model.Episode, f scan.Finding) {
 	p.plan.Refresh = append(p.plan.Refresh, model.Refresh{ID: e.ID, Kind: e.Kind, KindChanges: e.KindChanges,
 		TaskTitle: f.TaskTitle, LastSeen: p.in.Now, Finding: e.Finding})
 	if newSlack := p.steps(e); flipped && !newSlack && firstSlack(e, nil) != nil {
-		p.decide(e, fmt.Sprintf("kind/%d", e.KindChanges), 0, 0, model.Step{Action: model.ActionSlack})
+		p.decide(e, fmt.Sprintf("kind/%d", e.KindChanges), 0, 0, model.Step{Action: model.ActionSlack}, "")
 	}
 }
 
@@ -165,7 +183,10 @@ func (p *planner) steps(e model.Episode) (newSlack bool) {
 		if fresh && RepeatCovered(occ, pol, lastStepSent(e, p.destination(e, step))) {
 			continue
 		}
-		p.decide(e, seq, occ.Step, occ.Repeat, step)
+		p.decide(e, seq, occ.Step, occ.Repeat, step, "")
+		for _, m := range p.memberSeqs(seq, p.kindOf(e, step)) {
+			p.decide(e, m[0], occ.Step, occ.Repeat, step, m[1])
+		}
 		newSlack = newSlack || fresh && p.kindOf(e, step) == model.ActionSlack
 	}
 	return newSlack
@@ -226,19 +247,27 @@ func Wanted(st model.Ledger, in Input) []string {
 		delete(byIdentity, e.Identity) // Decide reads the first finding only
 		e.Kind = f.Kind
 		for _, occ := range p.due(e) {
-			if seq := stepSeq(e.Kind, occ); actionBySeq(e, seq) == nil {
-				keys = append(keys, Key(e.ID, seq))
+			seq := stepSeq(e.Kind, occ)
+			seqs := []string{seq}
+			for _, m := range p.memberSeqs(seq, p.kindOf(e, p.policy(e.Kind).Steps[occ.Step])) {
+				seqs = append(seqs, m[0])
+			}
+			for _, seq := range seqs {
+				if actionBySeq(e, seq) == nil {
+					keys = append(keys, Key(e.ID, seq))
+				}
 			}
 		}
 	}
 	return keys
 }
 
-// decide adds one decision: what step (its index and repeat) says. A step
+// decide adds one decision: what step (its index and repeat) says, to
+// member (an Alertmanager's index, "" for the first or another outlet). A step
 // already stored is decided again only to compare digests: it goes into the
 // plan when the digest changed (a conflict, for the ledger to count), not
 // when it is the same.
-func (p *planner) decide(e model.Episode, seq string, index, repeat int, step model.Step) {
+func (p *planner) decide(e model.Episode, seq string, index, repeat int, step model.Step, member string) {
 	kind := p.kindOf(e, step)
 	key := Key(e.ID, seq)
 	a := model.Action{Key: key, EpisodeID: e.ID, Seq: seq, Step: index, Repeat: repeat, Kind: kind,
@@ -269,6 +298,8 @@ func (p *planner) decide(e model.Episode, seq string, index, repeat int, step mo
 		if !step.Mention {
 			a.Mention = ""
 		}
+	case model.ActionAlertmanager:
+		a.Channel = member
 	case step.Action: // as configured: to the step's webhook, if any
 		a.Channel = step.Webhook
 	}

@@ -2,9 +2,11 @@ package alertmanager
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -110,46 +112,64 @@ func TestClassify(t *testing.T) {
 	}
 }
 
-// TestPostToEveryMember: every member hears of the alerts, healthy or
-// not; alerts one member took are delivered; a failure worth retrying
-// wins over one that is not.
-func TestPostToEveryMember(t *testing.T) {
-	answering := func(status int, hits *int) *httptest.Server {
+// TestPostToOneMember: an action goes to its member only (each member is
+// its own lane); a member's answer is classified; a resend goes to every
+// member, and one member down or hung keeps none of the others from
+// hearing of it.
+func TestPostToOneMember(t *testing.T) {
+	var mu sync.Mutex
+	hits := map[string]int{}
+	answering := func(name string, status int, delay time.Duration) *httptest.Server {
 		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path != "/prefix/api/v2/alerts" || r.Method != http.MethodPost || r.Header.Get("Content-Type") != "application/json" {
 				t.Errorf("%s %s %s", r.Method, r.URL.Path, r.Header.Get("Content-Type"))
 			}
-			*hits++
+			mu.Lock()
+			hits[name]++
+			mu.Unlock()
+			time.Sleep(delay)
 			w.WriteHeader(status)
 		}))
 		t.Cleanup(s.Close)
 		return s
 	}
-	var h1, h2, h3, h4 int
-	ok, bad, down, ok2 := answering(200, &h1), answering(400, &h2), answering(503, &h3), answering(200, &h4)
-	client := func(servers ...*httptest.Server) *Client {
-		c := &Client{HTTP: http.DefaultClient, Timeout: 5 * time.Second}
-		for _, s := range servers {
-			c.URLs = append(c.URLs, s.URL+"/prefix/")
-		}
-		return c
+	ok, bad, down, hung := answering("ok", 200, 0), answering("bad", 400, 0), answering("down", 503, 0), answering("hung", 200, 1500*time.Millisecond)
+	o := &Outlet{Client: &Client{HTTP: http.DefaultClient, Timeout: time.Second}, Options: opts}
+	for _, s := range []*httptest.Server{ok, bad, down, hung} {
+		o.Client.URLs = append(o.Client.URLs, s.URL+"/prefix/")
 	}
-	alerts := []Alert{{Labels: map[string]string{"alertname": "KandevStalledTurn"}, StartsAt: "2026-12-03T11:18:00Z"}}
-	if v, err := client(down, ok).Post(context.Background(), alerts); err != nil || v != (notify.Verdict{}) {
-		t.Errorf("one member down, one took them: %v %+v", err, v)
+	body, _ := json.Marshal([]Alert{{Labels: map[string]string{"alertname": "KandevStalledTurn"}, StartsAt: "2026-12-03T11:18:00Z"}})
+	send := func(member string) notify.Sent {
+		return o.Send(context.Background(), notify.Attempt{Action: model.Action{Channel: member, Body: string(body)}})
 	}
-	if h3 != 1 || h1 != 1 {
-		t.Errorf("hits down %d ok %d, want each once", h3, h1)
+	if s := send(""); s.Outcome == nil || s.Outcome.State != model.StateDelivered || hits["ok"] != 1 || len(hits) != 1 {
+		t.Errorf("no member named: %+v, hits %v; want member 0 alone", s, hits)
 	}
-	if _, err := client(ok, ok2).Post(context.Background(), alerts); err != nil || h1 != 2 || h4 != 1 {
-		t.Errorf("two healthy members: %v, hits %d and %d, want each to hear of the alerts", err, h1-1, h4)
+	if s := send("1"); s.Err == nil || s.Verdict.Retry || !strings.Contains(s.Err.Error(), "400") || hits["bad"] != 1 {
+		t.Errorf("member 1 refused: %+v, want a failure for good naming the status", s)
 	}
-	if v, err := client(bad, down).Post(context.Background(), alerts); err == nil || !v.Retry {
-		t.Errorf("refused by one, down at the other: %v %+v, want an error worth retrying", err, v)
+	if s := send("2"); s.Err == nil || !s.Verdict.Retry || s.Verdict.Unreachable {
+		t.Errorf("member 2 answered 503: %+v, want a retry, the member there", s)
 	}
-	if v, err := client(bad).Post(context.Background(), alerts); err == nil || v.Retry || !strings.Contains(err.Error(), "400") {
-		t.Errorf("refused: %v %+v, want a failure for good naming the status", err, v)
+	if s := send("3"); s.Err == nil || !s.Verdict.Unreachable {
+		t.Errorf("member 3 hung past its timeout: %+v, want it unreachable", s)
 	}
+	if s := send("4"); s.Outcome == nil || s.Outcome.State != model.StateFailed {
+		t.Errorf("a member no longer configured: %+v, want a failure saying so", s)
+	}
+	clear(hits)
+	st := episodes{{ID: "ep1", Kind: model.KindStalledTurn, SessionID: "s1", Since: since}}
+	n, err := o.Resend(context.Background(), st, now)
+	if n != 1 || err == nil || hits["ok"] != 1 || hits["bad"] != 1 || hits["down"] != 1 || hits["hung"] != 1 {
+		t.Errorf("resend: %d sent, %v, hits %v; want every member asked once, one took it", n, err, hits)
+	}
+}
+
+// episodes is a ledger that heard of these episodes.
+type episodes []model.Episode
+
+func (e episodes) EpisodesSentTo(context.Context, model.ActionKind, time.Time) ([]model.Episode, error) {
+	return e, nil
 }
 
 // TestInert: what an agent wrote reaches an annotation looking as written

@@ -10,17 +10,16 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/notify"
 	"github.com/watchdogd/watchdogd/internal/term"
 )
 
-// Client posts alerts to every Alertmanager of a cluster, as Prometheus
-// does: members share silences and what they notified, not alerts, so each
-// must hear of every alert for a failover to keep it and for an end to
-// reach the member holding it.
+// Client posts alerts to the members of an Alertmanager cluster, as
+// Prometheus does, each on its own: members share silences and what they
+// notified, not alerts, so each must hear of every alert for a failover
+// to keep it and for an end to reach the member holding it.
 type Client struct {
 	// URLs are the members' base URLs.
 	URLs    []string
@@ -31,40 +30,13 @@ type Client struct {
 // maxAnswer is how much of an error answer is read, for the log line.
 const maxAnswer = 4 << 10
 
-// Post sends alerts to every member at once, each within Timeout; it
-// fails only when none took them, with the verdict of the most hopeful
-// failure (one worth retrying wins over one that is not). A member that
-// was down hears of the alerts at the next resend.
-func (c *Client) Post(ctx context.Context, alerts []Alert) (notify.Verdict, error) {
+// PostTo sends alerts to member i, within Timeout.
+func (c *Client) PostTo(ctx context.Context, i int, alerts []Alert) (notify.Verdict, error) {
 	body, err := json.Marshal(alerts)
 	if err != nil {
 		return notify.Verdict{}, fmt.Errorf("encode alerts: %w", err)
 	}
-	type result struct {
-		v   notify.Verdict
-		err error
-	}
-	results := make([]result, len(c.URLs))
-	var wg sync.WaitGroup
-	for i, base := range c.URLs {
-		wg.Go(func() {
-			v, err := c.post(ctx, base, body)
-			results[i] = result{v, err}
-		})
-	}
-	wg.Wait()
-	var errs []error
-	var verdict notify.Verdict
-	for _, r := range results {
-		if r.err == nil {
-			return notify.Verdict{}, nil
-		}
-		errs = append(errs, r.err)
-		if r.v.Retry || len(errs) == 1 {
-			verdict = r.v
-		}
-	}
-	return verdict, errors.Join(errs...)
+	return c.post(ctx, c.URLs[i], body)
 }
 
 func (c *Client) post(ctx context.Context, base string, body []byte) (notify.Verdict, error) {

@@ -42,7 +42,7 @@ func TestRedirectNotFollowed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := o.Client.Post(context.Background(), []Alert{{Labels: map[string]string{"alertname": "KandevStalledTurn"}}})
+	v, err := o.Client.PostTo(context.Background(), 0, []Alert{{Labels: map[string]string{"alertname": "KandevStalledTurn"}}})
 	if err == nil || v.Retry || gets.Load() != 0 {
 		t.Errorf("a redirected POST: verdict %+v, error %v, %d GETs; want a failure for good and no GET", v, err, gets.Load())
 	}

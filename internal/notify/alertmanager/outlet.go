@@ -3,7 +3,9 @@ package alertmanager
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -18,17 +20,44 @@ import (
 )
 
 // Outlet delivers Alertmanager actions: an episode's first alert, and its
-// end. Register it for model.ActionAlertmanager, fenced and its own
-// resolve, not paced: Alertmanager groups, inhibits and silences alerts
-// itself, so watchdogd's silences and quiet hours do not hold them.
+// end, each to one member of the cluster (Member: its index in
+// alertmanager.urls), each member its own lane, so that one member down
+// never holds up the others. Register it for model.ActionAlertmanager,
+// fenced and its own resolve, not paced: Alertmanager groups, inhibits and
+// silences alerts itself, so watchdogd's silences and quiet hours do not
+// hold them.
 type Outlet struct {
 	Client  *Client
 	Options Options
 
-	// mu orders a resend (its read of the ledger and its posts) and a
-	// send: a resend that read an episode open must not post it firing
-	// after the send of its end.
+	// mu orders, per member, a resend (its read of the ledger and its
+	// posts) and a send: a resend that read an episode open must not post
+	// it firing after the send of its end.
 	mu sync.Mutex
+	// members are those locks, by member index.
+	members map[int]*sync.Mutex
+}
+
+// lock is member i's lock.
+func (o *Outlet) lock(i int) *sync.Mutex {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.members == nil {
+		o.members = map[int]*sync.Mutex{}
+	}
+	if o.members[i] == nil {
+		o.members[i] = &sync.Mutex{}
+	}
+	return o.members[i]
+}
+
+// Member is the lane of an action: the index of the member it goes to
+// ("0" for an action decided with no member, as for a single one).
+func Member(a model.Action) string {
+	if a.Channel == "" {
+		return "0"
+	}
+	return a.Channel
 }
 
 // Render freezes the alerts an action sends: the episode's alerts firing,
@@ -49,15 +78,20 @@ func (o *Outlet) Render(r notify.Rendering) (string, error) {
 	return string(b), nil
 }
 
-// Send posts the frozen alerts.
+// Send posts the frozen alerts to the action's member.
 func (o *Outlet) Send(ctx context.Context, at notify.Attempt) notify.Sent {
 	var alerts []Alert
 	if err := json.Unmarshal([]byte(at.Action.Body), &alerts); err != nil {
 		return notify.Failed(fmt.Sprintf("decode stored alerts: %v", err))
 	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if v, err := o.Client.Post(ctx, alerts); err != nil {
+	i, err := strconv.Atoi(Member(at.Action))
+	if err != nil || i < 0 || i >= len(o.Client.URLs) {
+		return notify.Failed(fmt.Sprintf("alertmanager member %s is not configured any more (alertmanager.urls has %d)", Member(at.Action), len(o.Client.URLs)))
+	}
+	mu := o.lock(i)
+	mu.Lock()
+	defer mu.Unlock()
+	if v, err := o.Client.PostTo(ctx, i, alerts); err != nil {
 		return notify.Error(err, v)
 	}
 	return notify.Delivered("", "")
@@ -98,11 +132,30 @@ const maxBatch = 500
 
 // Resend sends again, from the ledger, the alert of every open episode
 // Alertmanager heard of, and the end of those resolved in the last
-// Resolved. It holds no state: what is in the ledger is what is sent. It
+// Resolved, to every member, each on its own (one down or hung holds up
+// none of the others, and hears of them all at the first resend it
+// answers). It holds no state: what is in the ledger is what is sent. It
 // says how many alerts went, and the first error.
 func (o *Outlet) Resend(ctx context.Context, store Episodes, now time.Time) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
+	sent := make([]int, len(o.Client.URLs))
+	errs := make([]error, len(o.Client.URLs))
+	var wg sync.WaitGroup
+	for i := range o.Client.URLs {
+		wg.Go(func() { sent[i], errs[i] = o.resendTo(ctx, i, store, now) })
+	}
+	wg.Wait()
+	total := 0
+	for _, n := range sent {
+		total += n
+	}
+	return total, errors.Join(errs...)
+}
+
+// resendTo is Resend to member i, under its lock.
+func (o *Outlet) resendTo(ctx context.Context, i int, store Episodes, now time.Time) (int, error) {
+	mu := o.lock(i)
+	mu.Lock()
+	defer mu.Unlock()
 	eps, err := store.EpisodesSentTo(ctx, model.ActionAlertmanager, now.Add(-Resolved))
 	if err != nil {
 		return 0, err
@@ -119,7 +172,7 @@ func (o *Outlet) Resend(ctx context.Context, store Episodes, now time.Time) (int
 	for len(alerts) > 0 {
 		batch := alerts[:min(maxBatch, len(alerts))]
 		alerts = alerts[len(batch):]
-		if _, err := o.Client.Post(ctx, batch); err != nil {
+		if _, err := o.Client.PostTo(ctx, i, batch); err != nil {
 			return sent, err
 		}
 		sent += len(batch)

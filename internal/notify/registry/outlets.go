@@ -26,24 +26,39 @@ type Set struct {
 
 // Register is where each outlet is registered for its action kinds, with
 // how the protocol treats them. A new outlet is a package and a line here.
+// Each names its lanes (notify.Lane): a Slack channel, a webhook, an
+// Alertmanager member, kandev (one), the log (one).
 func Register(s Set) notify.Registry {
 	reg := notify.Registry{}
-	reg.Register(model.ActionNudge, notify.Entry{Outlet: s.Nudge, Fenced: true})
-	reg.Register(model.ActionCancelAndNudge, notify.Entry{Outlet: s.Nudge}) // fences itself
-	reg.Register(model.ActionLog, notify.Entry{Outlet: s.Log, Fenced: true})
+	reg.Register(model.ActionNudge, notify.Entry{Outlet: s.Nudge, Name: Kandev, To: kandev, Fenced: true})
+	reg.Register(model.ActionCancelAndNudge, notify.Entry{Outlet: s.Nudge, Name: Kandev, To: kandev}) // fences itself
+	reg.Register(model.ActionLog, notify.Entry{Outlet: s.Log, Name: "log", Fenced: true})
 	if s.Alertmanager != nil {
-		reg.Register(model.ActionAlertmanager, notify.Entry{Outlet: s.Alertmanager, Fenced: true, Resolve: model.ActionAlertmanager})
+		reg.Register(model.ActionAlertmanager, notify.Entry{Outlet: s.Alertmanager, Name: Alertmanager, To: alertmanager.Member, Fenced: true,
+			Resolve: model.ActionAlertmanager})
 	}
 	if s.Webhook != nil {
-		reg.Register(model.ActionWebhook, notify.Entry{Outlet: s.Webhook, Paced: true, Lane: "webhook:", Fenced: true, Keyed: true, Resolve: model.ActionWebhook,
-			Destination: s.Webhook.Destination})
+		reg.Register(model.ActionWebhook, notify.Entry{Outlet: s.Webhook, Name: Webhook, Paced: true, Gate: "webhook:", Fenced: true, Keyed: true,
+			Resolve: model.ActionWebhook, Destination: s.Webhook.Destination})
 	}
 	if s.Slack == nil {
-		reg.Register(model.ActionSlack, notify.Entry{Outlet: slack.Unconfigured{}, Fenced: true})
-		reg.Register(model.ActionSlackUpdate, notify.Entry{Outlet: slack.Unconfigured{}})
+		reg.Register(model.ActionSlack, notify.Entry{Outlet: slack.Unconfigured{}, Name: Slack, Fenced: true})
+		reg.Register(model.ActionSlackUpdate, notify.Entry{Outlet: slack.Unconfigured{}, Name: Slack})
 		return reg
 	}
-	reg.Register(model.ActionSlack, notify.Entry{Outlet: s.Slack, Paced: true, Fenced: true, Budget: s.Slack.Budget, RateLimited: s.Slack.RateLimited})
-	reg.Register(model.ActionSlackUpdate, notify.Entry{Outlet: s.Slack, Paced: true, Budget: s.Slack.Budget, RateLimited: s.Slack.RateLimited}) // says it cleared: not fenced
+	reg.Register(model.ActionSlack, notify.Entry{Outlet: s.Slack, Name: Slack, Paced: true, Fenced: true, Budget: s.Slack.Budget, RateLimited: s.Slack.RateLimited})
+	reg.Register(model.ActionSlackUpdate, notify.Entry{Outlet: s.Slack, Name: Slack, Paced: true, Budget: s.Slack.Budget, RateLimited: s.Slack.RateLimited}) // says it cleared: not fenced
 	return reg
 }
+
+// The outlets' names, as lanes, breakers and watchdogd_lane_up's outlet
+// label know them.
+const (
+	Slack        = "slack"
+	Webhook      = "webhook"
+	Alertmanager = "alertmanager"
+	Kandev       = "kandev"
+)
+
+// kandev is the one lane of everything that goes to kandev's API.
+func kandev(model.Action) string { return Kandev }

@@ -67,7 +67,7 @@ func TestSlackErrorsClassify(t *testing.T) {
 		{"internal error", slacktest.Fault{SlackError: "internal_error"}, Verdict{Retry: true, Uncertain: true, Code: "internal_error"}},
 		{"ratelimited body", slacktest.Fault{SlackError: "ratelimited"}, Verdict{Retry: true, RateLimited: true, After: time.Second, Code: "ratelimited"}},
 		// Slower than the client's timeout: the post landed, the answer did not.
-		{"timeout", slacktest.Fault{Delay: 700 * time.Millisecond, Record: true}, Verdict{Retry: true, Uncertain: true, Code: "timeout"}},
+		{"timeout", slacktest.Fault{Delay: 700 * time.Millisecond, Record: true}, Verdict{Retry: true, Uncertain: true, Unreachable: true, Code: "timeout"}},
 	}
 	for _, c := range cases {
 		srv := slacktest.New("xoxb-test")
