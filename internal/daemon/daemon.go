@@ -243,6 +243,7 @@ func (d *daemon) install(cfg *config.Config, src app.Sources) error {
 		c.Continue(d.cycle)
 	}
 	d.cycle = c
+	d.m.ObserveLanes(c.NamedLanes(), nil) // every lane's series from the start; the first cycle reads their breakers
 	d.alerts.Store(alertsOf(c.Outlets))
 	d.cfg.Store(cfg)
 	d.src = src

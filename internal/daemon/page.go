@@ -38,7 +38,7 @@ td{display:block;border:0;padding:4px 12px}td::before{content:attr(data-label) "
 <header><h1>watchdogd</h1>
 <p>{{.Total}} open · {{.Sessions}} active sessions · last scan {{clock .LastScan}} · {{.Role}}{{if .LastError}} · <span class="bad">error: {{.LastError}}</span>{{end}}</p>
 {{if .Kinds}}<p class="kinds">{{range $i, $k := .Kinds}}{{if $i}} · {{end}}{{kindWords $k.Kind}}: {{$k.N}}{{end}}</p>{{end}}</header>
-<main>{{range .Closed}}<p class="closed"><span class="tag bad-tag">closed</span> {{.Outlet}} <b>{{.Name}}</b>: {{.Why}}</p>
+<main>{{range .Closed}}<p class="closed"><span class="tag bad-tag">{{.State}}</span> {{.Outlet}} <b>{{.Name}}</b>: {{.Why}}</p>
 {{end}}{{if .Episodes}}
 <table><thead><tr><th>Age</th><th>Kind</th><th>Task</th><th>Session</th><th>Last action</th><th>Silenced</th></tr></thead><tbody>
 {{range .Episodes}}<tr class="episode" data-kind="{{.Kind}}">

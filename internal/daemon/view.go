@@ -78,9 +78,13 @@ type actionView struct {
 	Error    string           `json:"error,omitempty"`
 }
 
-// closedView is a destination held closed, as the page and the API show
-// it: by name (a webhook's), never its URL.
+// closedView is a destination held, closed for good or by its lane's
+// breaker, as the page and the API show it: by name (a webhook's), never
+// its URL.
 type closedView struct {
+	// State is "closed" (gone for good: a webhook's 410) or "down" (its
+	// lane's breaker holds it until a probe answers).
+	State  string `json:"state"`
 	Outlet string `json:"outlet"`
 	Name   string `json:"name"`
 	Since  string `json:"since"`
@@ -91,7 +95,11 @@ type closedView struct {
 func closedOf(holds []model.Hold) []closedView {
 	out := make([]closedView, 0, len(holds))
 	for _, h := range holds {
-		out = append(out, closedView{Outlet: h.Outlet, Name: notify.DestinationName(h.Destination), Since: kandevtime.RFC3339(h.Since), Why: notify.HoldWords(h)})
+		state := "down"
+		if h.Gone() {
+			state = "closed"
+		}
+		out = append(out, closedView{State: state, Outlet: h.Outlet, Name: notify.DestinationName(h.Destination), Since: kandevtime.RFC3339(h.Since), Why: notify.HoldWords(h)})
 	}
 	return out
 }
@@ -158,7 +166,7 @@ func (d *daemon) readView(ctx context.Context, cfg *config.Config) *view {
 	if err != nil {
 		return &view{at: now, err: term.OneLine(err)}
 	}
-	holds, err := st.Holds(ctx, now)
+	holds, err := st.Holds(ctx, time.Time{}) // a breaker past its backoff is down until its probe answers
 	if err != nil {
 		return &view{at: now, err: term.OneLine(err)}
 	}

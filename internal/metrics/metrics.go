@@ -55,7 +55,12 @@ type Metrics struct {
 	DestinationsClosed *prometheus.GaugeVec
 	// ClosedActions counts actions failed unsent because their
 	// destination is closed, by outlet.
-	ClosedActions   *prometheus.CounterVec
+	ClosedActions *prometheus.CounterVec
+	// LaneUp is 1 while a lane delivers and 0 while its breaker holds it
+	// (or its destination is closed for good), by outlet (LaneOutlets)
+	// and destination as the config names it; a destination no longer in
+	// the config is "removed" (RemovedDestination).
+	LaneUp          *prometheus.GaugeVec
 	Leader          prometheus.Gauge
 	ReloadSuccess   prometheus.Gauge
 	ReloadTimestamp prometheus.Gauge
@@ -105,6 +110,8 @@ func New(reg prometheus.Registerer, version string) *Metrics {
 			Help: "Destinations closed in the ledger, by outlet: a webhook whose receiver answered 410 Gone, closed until its URL changes or watchdogd episodes retry reopens it."}, []string{"outlet"}),
 		ClosedActions: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "closed_destination_actions_total",
 			Help: "Actions failed without being sent because their destination is closed, by outlet."}, []string{"outlet"}),
+		LaneUp: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Name: "lane_up",
+			Help: "1 while a lane (one destination: a Slack channel id, a webhook's name, an Alertmanager member's index in alertmanager.urls, kandev) delivers, 0 while its breaker holds it (it timed out or could not be connected to; one probe after each backoff) or it is closed for good (a webhook's 410). destination=\"removed\": destinations no longer in the config, 0 while any of them is held."}, []string{"outlet", "destination"}),
 		Leader: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "leader",
 			Help: "1 when this replica holds the lease (always 1 without HA)."}),
 		ReloadSuccess: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Name: "config_last_reload_successful",
@@ -114,7 +121,7 @@ func New(reg prometheus.Registerer, version string) *Metrics {
 	}
 	reg.MustRegister(m.BuildInfo, m.Scans, m.ScanDuration, m.LastSuccessfulScan, m.LastSuccessfulCycle, m.SessionsScanned, m.Findings,
 		m.OldestFindingAge, m.EpisodesOpen, m.EpisodesUntold, m.Actions, m.ActionDelivery, m.SlackRateLimited, m.AlertResends, m.SlackInteractions, m.SlackRequestsShed, m.MalformedMetadata,
-		m.UnparseableTimestamps, m.DestinationsClosed, m.ClosedActions, m.Leader, m.ReloadSuccess, m.ReloadTimestamp)
+		m.UnparseableTimestamps, m.DestinationsClosed, m.ClosedActions, m.LaneUp, m.Leader, m.ReloadSuccess, m.ReloadTimestamp)
 	m.BuildInfo.WithLabelValues(version, Revision(debug.ReadBuildInfo), runtime.Version()).Set(1)
 	m.precreate()
 	return m
@@ -149,6 +156,9 @@ func (m *Metrics) precreate() {
 	for _, r := range RateLimitReasons {
 		m.SlackRateLimited.WithLabelValues(r)
 	}
+	for _, o := range LaneOutlets {
+		m.LaneUp.WithLabelValues(o, RemovedDestination).Set(1)
+	}
 	for _, o := range ClosableOutlets {
 		m.DestinationsClosed.WithLabelValues(o)
 		m.ClosedActions.WithLabelValues(o)
@@ -171,6 +181,47 @@ func (m *Metrics) precreate() {
 // watchdogd_closed_destination_actions_total: the outlets whose
 // destinations can be closed.
 var ClosableOutlets = []string{string(model.ActionWebhook)}
+
+// LaneOutlets label watchdogd_lane_up: the outlets whose lanes have
+// breakers.
+var LaneOutlets = []string{"slack", "webhook", "alertmanager", "kandev"}
+
+// RemovedDestination labels watchdogd_lane_up for a destination the
+// config no longer names.
+const RemovedDestination = "removed"
+
+// LaneKey is a lane as the ledger holds it: outlet and destination key.
+type LaneKey struct{ Outlet, Destination string }
+
+// ObserveLanes sets watchdogd_lane_up: every lane the config names
+// (labels, by ledger key), 1 unless held, and each outlet's "removed",
+// 0 while a destination no longer named is held. Series of lanes no
+// longer named go.
+func (m *Metrics) ObserveLanes(named map[LaneKey]string, held []LaneKey) {
+	down := map[LaneKey]bool{}
+	removed := map[string]bool{}
+	for _, h := range held {
+		if _, ok := named[h]; ok {
+			down[h] = true
+		} else {
+			removed[h.Outlet] = true
+		}
+	}
+	m.LaneUp.Reset()
+	for k, label := range named {
+		m.LaneUp.WithLabelValues(k.Outlet, label).Set(up(!down[k]))
+	}
+	for _, o := range LaneOutlets {
+		m.LaneUp.WithLabelValues(o, RemovedDestination).Set(up(!removed[o]))
+	}
+}
+
+func up(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
 
 // InteractionResults label watchdogd_slack_interactions_total.
 var InteractionResults = []string{"accepted", "refused", "unauthorized", "malformed", "failed"}
