@@ -42,7 +42,6 @@ type Input struct {
 	Members int
 }
 
-
 // Identity matches a finding to its episode across cycles: kind, session,
 // turn and pending id, with both clarification kinds as one, so a question
 // that turns from unanswered to shadowed stays one episode.
