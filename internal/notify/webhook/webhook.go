@@ -32,10 +32,19 @@ const SchemaVersion = 1
 
 // Payload is what a webhook receives.
 type Payload struct {
-	SchemaVersion int     `json:"schema_version"`
-	Event         string  `json:"event"` // "step" or "resolved"
-	Key           string  `json:"key"`
-	Episode       Episode `json:"episode"`
+	SchemaVersion int    `json:"schema_version"`
+	Event         string `json:"event"` // "step" or "resolved"
+	Key           string `json:"key"`
+	// DecidedAt is when watchdogd decided this step or resolve, whenever
+	// it is delivered (a retry, a redelivery after a crash).
+	DecidedAt string `json:"decided_at"`
+	// Sequence orders one episode's payloads to one webhook: each step's
+	// is higher than the earlier steps', the resolve's higher than every
+	// step's. Deliveries can arrive out of order (a step cut short is sent
+	// again with its key, maybe after the resolve went); a receiver that
+	// orders by sequence never takes a late step for a reopening.
+	Sequence int     `json:"sequence"`
+	Episode  Episode `json:"episode"`
 	// Finding is the episode's finding as `watchdogd scan` reports it: as
 	// this cycle saw it for a step, as it was last seen for a resolve.
 	Finding scan.Finding `json:"finding"`
@@ -57,16 +66,36 @@ type Episode struct {
 // episode's end.
 func Body(r notify.Rendering) (string, error) {
 	a, e := r.Action, r.Episode
-	p := Payload{SchemaVersion: SchemaVersion, Event: "step", Key: a.Key, Finding: r.Finding,
-		Episode: Episode{ID: e.ID, Kind: e.Kind, State: "open", Since: e.Since.UTC().Format(time.RFC3339Nano), Step: a.Step + 1}}
+	p := Payload{SchemaVersion: SchemaVersion, Event: "step", Key: a.Key, Finding: r.Finding, DecidedAt: r.Now.UTC().Format(time.RFC3339Nano),
+		Sequence: Sequence(a), Episode: Episode{ID: e.ID, Kind: e.Kind, State: "open", Since: e.Since.UTC().Format(time.RFC3339Nano), Step: a.Step + 1}}
 	if notify.Resolving(a) {
 		p.Event, p.Episode.State, p.Episode.Step, p.Episode.Resolution = "resolved", "resolved", 0, r.Reason
+		p.Sequence = ResolveSequence(a, e)
 	}
 	b, err := json.Marshal(p)
 	if err != nil {
 		return "", fmt.Errorf("encode webhook payload: %w", err)
 	}
 	return string(b), nil
+}
+
+// Sequence is a step's place among its episode's steps to one webhook:
+// under one ladder the step due at a destination only moves on (a later
+// step, or the next repeat of the last), so step i's repeat r comes at
+// i+r+1, and a later decision always has a higher one.
+func Sequence(a model.Action) int { return a.Step + a.Repeat + 1 }
+
+// ResolveSequence is a resolve's: one more than the highest of the
+// episode's steps to its webhook, as the decision sees them (the ledger
+// loads the newest step to each destination, and every one still owed).
+func ResolveSequence(a model.Action, e model.Episode) int {
+	top := 0
+	for _, s := range e.Actions {
+		if s.Kind == a.Kind && s.Channel == a.Channel && strings.HasPrefix(s.Seq, "step/") {
+			top = max(top, Sequence(s))
+		}
+	}
+	return top + 1
 }
 
 // Key is a Standard Webhooks signing key.

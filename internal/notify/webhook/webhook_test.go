@@ -109,3 +109,45 @@ func TestBody(t *testing.T) {
 		t.Errorf("resolve payload %+v", p)
 	}
 }
+
+// TestSequence: an episode's payloads to one webhook say their order:
+// each later step of the ladder, and each repeat of its last step, higher;
+// the resolve higher than every step to that webhook the decision sees
+// (not another webhook's, not another outlet's); decided_at is the
+// decision's instant.
+func TestSequence(t *testing.T) {
+	decided := time.Date(2026, 12, 3, 12, 0, 0, 123456000, time.UTC)
+	step := func(i, r int, channel string, kind model.ActionKind) model.Action {
+		return model.Action{Seq: "step/stalled_turn/x", Step: i, Repeat: r, Kind: kind, Channel: channel}
+	}
+	var prev int
+	for _, a := range []model.Action{step(0, 0, "ops", model.ActionWebhook), step(1, 0, "ops", model.ActionWebhook), step(2, 0, "ops", model.ActionWebhook),
+		step(2, 1, "ops", model.ActionWebhook), step(2, 7, "ops", model.ActionWebhook)} {
+		if s := Sequence(a); s <= prev {
+			t.Errorf("step %d repeat %d: sequence %d after %d", a.Step, a.Repeat, s, prev)
+		} else {
+			prev = s
+		}
+	}
+	e := model.Episode{ID: "ep-1", Kind: model.KindStalledTurn, Actions: []model.Action{
+		step(0, 0, "ops", model.ActionWebhook), step(2, 3, "ops", model.ActionWebhook), // sequence 6
+		step(2, 9, "audit", model.ActionWebhook), step(2, 9, "C1", model.ActionSlack),
+		{Seq: "resolve/webhook/audit", Kind: model.ActionWebhook, Channel: "ops"},
+	}}
+	resolve := model.Action{Key: "k2", Seq: "resolve/webhook/ops", Kind: model.ActionWebhook, Channel: "ops"}
+	b, err := Body(notify.Rendering{Action: resolve, Episode: e, Now: decided})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p Payload
+	if err := json.Unmarshal([]byte(b), &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Sequence != 7 || p.DecidedAt != "2026-12-03T12:00:00.123456Z" {
+		t.Errorf("resolve: sequence %d decided_at %q, want 7 (after ops' step at 6) and the decision's instant", p.Sequence, p.DecidedAt)
+	}
+	b, _ = Body(notify.Rendering{Action: step(1, 0, "ops", model.ActionWebhook), Episode: e, Now: decided})
+	if p = (Payload{}); json.Unmarshal([]byte(b), &p) != nil || p.Sequence != 2 || p.DecidedAt == "" {
+		t.Errorf("step 2: %+v", p)
+	}
+}
