@@ -218,6 +218,12 @@ func (d *Deliverer) withinClaim(ctx context.Context, claimed time.Time, lr *lane
 // first; then it goes anyway, its higher sequence saying it is the last.
 const ResolveWait = 15 * time.Minute
 
+// keyedResolveWaited says whether a is a keyed outlet's resolve that has
+// waited ResolveWait for its episode's earlier steps: it goes now.
+func keyedResolveWaited(entry Entry, a model.Action, now time.Time) bool {
+	return entry.Keyed && Resolving(a) && now.Sub(a.CreatedAt) >= ResolveWait
+}
+
 // attempt runs one claimed action and says how it ended.
 func (d *Deliverer) attempt(ctx context.Context, lr *laneRun, cl model.Claim, e model.Episode, log *zap.Logger) attemptEnd {
 	a, now := cl.Action, d.Now()
@@ -241,12 +247,14 @@ func (d *Deliverer) attempt(ctx context.Context, lr *laneRun, cl model.Claim, e 
 		case model.StateDelivered:
 			at.Parent = &p
 		case model.StatePending, model.StateClaimed:
-			return settled(released(a, now.Add(5*time.Second), "waiting for the first message"))
+			if !keyedResolveWaited(entry, a, now) {
+				return settled(released(a, now.Add(5*time.Second), "waiting for the first message"))
+			}
 		default: // a first message that never went out: none (a reply goes top-level)
 			at.Unsent = &p
 		}
 	}
-	if entry.Keyed && Resolving(a) && now.Sub(a.CreatedAt) < ResolveWait {
+	if entry.Keyed && Resolving(a) && !keyedResolveWaited(entry, a, now) {
 		n, err := d.Store.Unsettled(ctx, a.EpisodeID, a.Kind, a.Channel)
 		if err != nil {
 			return settled(released(a, now.Add(5*time.Second), err.Error()))
