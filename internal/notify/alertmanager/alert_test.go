@@ -3,6 +3,7 @@ package alertmanager
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -139,13 +140,18 @@ func TestPostToOneMember(t *testing.T) {
 		o.Client.URLs = append(o.Client.URLs, s.URL+"/prefix/")
 	}
 	body, _ := json.Marshal([]Alert{{Labels: map[string]string{"alertname": "KandevStalledTurn"}, StartsAt: "2026-12-03T11:18:00Z"}})
+	seen := func() map[string]int {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(hits)
+	}
 	send := func(member string) notify.Sent {
 		return o.Send(context.Background(), notify.Attempt{Action: model.Action{Channel: member, Body: string(body)}})
 	}
-	if s := send(""); s.Outcome == nil || s.Outcome.State != model.StateDelivered || hits["ok"] != 1 || len(hits) != 1 {
-		t.Errorf("no member named: %+v, hits %v; want member 0 alone", s, hits)
+	if s := send(""); s.Outcome == nil || s.Outcome.State != model.StateDelivered || seen()["ok"] != 1 || len(seen()) != 1 {
+		t.Errorf("no member named: %+v, hits %v; want member 0 alone", s, seen())
 	}
-	if s := send("1"); s.Err == nil || s.Verdict.Retry || !strings.Contains(s.Err.Error(), "400") || hits["bad"] != 1 {
+	if s := send("1"); s.Err == nil || s.Verdict.Retry || !strings.Contains(s.Err.Error(), "400") || seen()["bad"] != 1 {
 		t.Errorf("member 1 refused: %+v, want a failure for good naming the status", s)
 	}
 	if s := send("2"); s.Err == nil || !s.Verdict.Retry || s.Verdict.Unreachable {
@@ -157,11 +163,14 @@ func TestPostToOneMember(t *testing.T) {
 	if s := send("4"); s.Outcome == nil || s.Outcome.State != model.StateFailed {
 		t.Errorf("a member no longer configured: %+v, want a failure saying so", s)
 	}
+	time.Sleep(600 * time.Millisecond) // the hung member's handler is done
+	mu.Lock()
 	clear(hits)
+	mu.Unlock()
 	st := episodes{{ID: "ep1", Kind: model.KindStalledTurn, SessionID: "s1", Since: since}}
 	n, err := o.Resend(context.Background(), st, now)
-	if n != 1 || err == nil || hits["ok"] != 1 || hits["bad"] != 1 || hits["down"] != 1 || hits["hung"] != 1 {
-		t.Errorf("resend: %d sent, %v, hits %v; want every member asked once, one took it", n, err, hits)
+	if h := seen(); n != 1 || err == nil || h["ok"] != 1 || h["bad"] != 1 || h["down"] != 1 || h["hung"] != 1 {
+		t.Errorf("resend: %d sent, %v, hits %v; want every member asked once, one took it", n, err, h)
 	}
 }
 
