@@ -1,6 +1,7 @@
 package main
 
 import (
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -183,4 +184,61 @@ func optionValue(t *testing.T, blocks []map[string]any, block, label string) str
 	}
 	t.Fatalf("no option %q in block %s", label, block)
 	return ""
+}
+
+// holdLane holds a lane's breaker in the SQLite ledger for an hour, as a
+// daemon does when its destination stops answering.
+func holdLane(t *testing.T, e *env, outlet, destination string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", strings.TrimPrefix(e.state, "sqlite://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = db.Close() }()
+	now := time.Now()
+	if _, err := db.Exec(`INSERT INTO destination_holds (outlet, destination, reason, since_us, until_us, failures) VALUES (?, ?, 'timeout', ?, ?, 1)`,
+		outlet, destination, now.UnixMicro(), now.Add(time.Hour).UnixMicro()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSlackClickWhileKandevLaneHeld: a click's answer goes through
+// kandev's lane; while that lane's breaker holds (kandev stopped
+// answering a while ago), a click is tried once anyway: kandev answering
+// it answers the permission and opens the lane; kandev failing it fails
+// the click at once, and the person who clicked is told why.
+func TestSlackClickWhileKandevLaneHeld(t *testing.T) {
+	e := newEnv(t, permissionAndShadowed(time.Now()), "sqlite", "")
+	e.ws.AddPermission("perm-1", "req-1")
+	listen := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	d := startInteractive(t, e, "    mode: http\n    listen: "+listen+"\n    signing_secret_file: {{.dir}}/signing\n", "", 2)
+	posts := firstPosts(e.slack)
+	holdLane(t, e, "kandev", "kandev")
+	e.ws.SetFail(func(action string) string {
+		if action == "message.add" {
+			return "INTERNAL_ERROR"
+		}
+		return ""
+	})
+	if c := post(t, listen, click(t, posts["sess-shadowed"], "U0ALICE", "Send “pgx” as message"), nil); c != 200 {
+		t.Fatalf("send-as-message click: %d", c)
+	}
+	waitFor(t, 20*time.Second, "the person told the message did not go", func() bool {
+		for _, m := range e.slack.Ephemerals() {
+			if m.User == "U0ALICE" && strings.Contains(m.Text, "kandev is not answering") && strings.Contains(m.Text, "tried once") {
+				return true
+			}
+		}
+		return false
+	})
+	if c := post(t, listen, click(t, posts["sess-perm"], "U0ALICE", "Allow once"), nil); c != 200 {
+		t.Fatalf("permission click: %d", c)
+	}
+	waitFor(t, 20*time.Second, "kandev's permission answered, its lane held", func() bool { return len(e.ws.PermissionAnswers()) == 1 })
+	waitFor(t, 10*time.Second, "kandev's lane up", func() bool {
+		return d.metric(t, `watchdogd_lane_up{destination="kandev",outlet="kandev"}`) == 1
+	})
+	if n := len(logLines(d.out.String(), "lane up")); n != 1 {
+		t.Errorf("lane up logged %d times, want once", n)
+	}
 }

@@ -38,8 +38,8 @@ func (d *Deliverer) heldDestination(ctx context.Context, entry Entry, a model.Ac
 // for a breaker, its probe when the backoff ends.
 func HoldWords(h model.Hold) string {
 	if !h.Gone() {
-		return fmt.Sprintf("%s %s is not answering since %s (%s): its actions wait; one probe at %s, then it delivers again once it answers",
-			h.Outlet, DestinationName(h.Destination), h.Since.UTC().Format(time.RFC3339), h.Reason, h.Until.UTC().Format(time.RFC3339))
+		return fmt.Sprintf("%s is not answering since %s (%s): its actions wait; one probe at %s, then it delivers again once it answers",
+			laneName(h), h.Since.UTC().Format(time.RFC3339), h.Reason, h.Until.UTC().Format(time.RFC3339))
 	}
 	return fmt.Sprintf("%s %s is closed since %s (%s): nothing is sent to it until its URL changes in the config or `watchdogd episodes retry` reopens it",
 		h.Outlet, DestinationName(h.Destination), h.Since.UTC().Format(time.RFC3339), h.Reason)

@@ -213,6 +213,15 @@ func (r *run) count(d *Deliverer, a model.Action, result model.Result) {
 // heldWords is why a click's action, tried once though its lane's
 // breaker holds, is not tried again.
 func heldWords(h model.Hold, err string) string {
-	return fmt.Sprintf("%s %s is not answering (its lane is held since %s): tried once, not again: %s",
-		h.Outlet, DestinationName(h.Destination), h.Since.UTC().Format(time.RFC3339), err)
+	return fmt.Sprintf("%s is not answering (its lane is held since %s): tried once, not again: %s",
+		laneName(h), h.Since.UTC().Format(time.RFC3339), err)
+}
+
+// laneName is a held lane's name for people: "kandev", "webhook ops",
+// "slack C0123".
+func laneName(h model.Hold) string {
+	if name := DestinationName(h.Destination); name != h.Outlet {
+		return h.Outlet + " " + name
+	}
+	return h.Outlet
 }
