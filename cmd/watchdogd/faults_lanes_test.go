@@ -143,8 +143,9 @@ func TestFaultLanesHungWebhook(t *testing.T) {
 
 // TestFaultLanesSlackHung: Slack accepts and never answers (each attempt
 // waits the client's 1 s timeout). In the first cycle every Alertmanager
-// alert due reaches the real Alertmanager (member 0), though member 1
-// never answers either, and every nudge due reaches kandev; Slack's lanes
+// alert due (40 interrupted sessions, 43 questions) reaches the real
+// Alertmanager (member 0), though member 1 never answers either, and
+// every nudge due (the 40 sessions) reaches kandev; Slack's lanes
 // are down, and its outlet-wide state shows on watchdogd_lane_up.
 func TestFaultLanesSlackHung(t *testing.T) {
 	am := startAlertmanager(t, 5*time.Minute)
@@ -154,14 +155,14 @@ func TestFaultLanesSlackHung(t *testing.T) {
   resend_interval: 1m
   timeout: 1s
 policy:
-  stalled_turn:
+  interrupted_session:
     steps: [{after: 0s, action: slack}, {after: 0s, action: alertmanager}, {after: 0s, action: nudge}]
   unanswered_clarification:
     steps: [{after: 0s, action: slack}, {after: 0s, action: alertmanager}]
 `)
-	const stalls, questions = 40, 43
-	e := newEnv(t, lanesWorld(time.Now(), 0, stalls, questions), "sqlite", extra)
-	e.slack.SetFault(func(string, int) slacktest.Fault { return slacktest.Fault{Delay: time.Minute} })
+	const stalls, questions = 40, 43 // stalls: interrupted sessions, nudged
+	e := newEnv(t, lanesWorld(time.Now(), stalls, 0, questions), "sqlite", extra)
+	e.slack.SetFault(func(string, int) slacktest.Fault { return slacktest.Fault{Delay: 3 * time.Second} }) // past the client's 1s timeout
 	d := e.startDaemon(base)
 	waitFor(t, 60*time.Second, "the first cycle's end", func() bool { return d.cycles() >= 1 })
 	alerts := len(activeAlerts(t, am))
@@ -215,7 +216,9 @@ func TestFaultLanesSIGKILL(t *testing.T) {
 			})
 			extra, base := daemonConfig(t, hooksConfig(t, slow.URL, fast.URL, "1s", `policy:
   stalled_turn:
-    steps: [{after: 0s, action: slack}, {after: 0s, action: webhook, webhook: hung}, {after: 0s, action: webhook, webhook: ok}, {after: 0s, action: nudge}]
+    steps: [{after: 0s, action: slack}, {after: 0s, action: webhook, webhook: hung}, {after: 0s, action: webhook, webhook: ok}]
+  interrupted_session:
+    steps: [{after: 0s, action: slack}, {after: 0s, action: nudge}]
   unanswered_clarification:
     steps: [{after: 0s, action: slack}, {after: 0s, action: webhook, webhook: ok}]
     repeat_every: 2s
@@ -225,10 +228,10 @@ func TestFaultLanesSIGKILL(t *testing.T) {
 			if dialect == "postgres" {
 				_, state = pgDatabase(t, "ledger")
 			}
-			e := newEnv(t, lanesWorld(time.Now(), 0, 6, 6), state, extra)
+			e := newEnv(t, lanesWorld(time.Now(), 3, 6, 6), state, extra)
 			e.slack.SetFault(func(string, int) slacktest.Fault { return slacktest.Fault{Delay: 300 * time.Millisecond, Record: true} })
 			rng := rand.New(rand.NewPCG(5, 8))
-			runs := max(*kills/2, 20)
+			runs, evidence := max(*kills/2, 20), 0
 			for i := range runs {
 				if i == runs/2 { // half way, the questions are answered: resolves go out under the kills too
 					if _, err := e.kandev.DB().Exec(`UPDATE task_session_messages SET metadata = json_set(metadata, '$.status', 'answered') WHERE type = 'clarification_request'`); err != nil {
@@ -240,6 +243,7 @@ func TestFaultLanesSIGKILL(t *testing.T) {
 				_ = d.cmd.Process.Signal(syscall.SIGKILL)
 				<-d.done
 				d.done <- nil
+				evidence += len(logLines(d.out.String(), "settled from evidence"))
 			}
 			e.slack.SetFault(nil)
 			slow.Answer(nil)
@@ -272,8 +276,12 @@ func TestFaultLanesSIGKILL(t *testing.T) {
 			for k := range got {
 				t.Errorf("a webhook received key %s, which no delivered action has", k)
 			}
-			figure(t, "%d SIGKILLs, lanes concurrent (3 Slack channels, 2 webhooks, kandev), %s ledger: %d Slack posts each once, %d webhook keys all received (%d repeats, each under its own key), every action settled",
-				runs, dialect, posts, hooks, repeats)
+			evidence += len(logLines(d.out.String(), "settled from evidence"))
+			if evidence+repeats == 0 {
+				t.Errorf("no post settled from Slack's history and no webhook sent twice: the kills missed every window between send and settle")
+			}
+			figure(t, "%d SIGKILLs, lanes concurrent (3 Slack channels, 2 webhooks, kandev), %s ledger: %d Slack posts each once (%d settled from Slack's history), %d webhook keys all received (%d repeats, each under its own key), every action settled",
+				runs, dialect, posts, evidence, hooks, repeats)
 		})
 	}
 }
