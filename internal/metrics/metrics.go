@@ -97,7 +97,7 @@ func New(reg prometheus.Registerer, version string) *Metrics {
 		SlackRateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "slack_rate_limited_total",
 			Help: "Slack actions held back, by reason: 429 (Slack answered rate limited: HTTP 429 or ratelimited), budget (the per-cycle budget, slack.max_messages_per_cycle, was spent). Actions waiting out a Retry-After are counted deferred."}, []string{"reason"}),
 		AlertResends: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "alertmanager_resends_total",
-			Help: "Resends of every open episode's alert to Alertmanager (each alertmanager.resend_interval, on the leader), by result (success or error)."}, []string{"result"}),
+			Help: "Resends of every open episode's alert to Alertmanager (each alertmanager.resend_interval, on the leader, to every member), by result (success, or error: a member did not take them)."}, []string{"result"}),
 		SlackInteractions: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: "slack_interactions_total",
 			Help: "Clicks and forms received from Slack, by result: accepted (saved to deliver), refused (not allowed, or no longer fits; the person is told), unauthorized (a bad or stale signature: 401), malformed (a body too large, too slow or unreadable, or not a click), failed (not saved: Slack retries)."}, []string{"result"}),
 		SlackRequestsShed: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Name: "slack_requests_shed_total",
