@@ -194,7 +194,7 @@ func (d *Deliverer) trip(ctx context.Context, lr *laneRun, reach Reach, why stri
 		log.Warn("lane down: its destination did not answer; its actions wait until one probe after the backoff",
 			append(fields, zap.String("why", why), zap.Time("until", next.Until))...)
 	case StillDown:
-		log.Info("lane still down: the probe did not answer", append(fields, zap.Time("until", next.Until), zap.Int("failures", next.Failures))...)
+		log.Debug("lane still down: the probe did not answer", append(fields, zap.Time("until", next.Until), zap.Int("failures", next.Failures))...)
 	case LaneUp:
 		log.Info("lane up: its destination answered", fields...)
 	case LaneGone:
