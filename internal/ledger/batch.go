@@ -118,7 +118,7 @@ func (s *Store) markMissing(ctx context.Context, tx *sql.Tx, ms []model.Missing)
 func (s *Store) resolveEpisodes(ctx context.Context, tx *sql.Tx, rs []model.Resolve) error {
 	ids, at, reasons := make([]string, len(rs)), make([]int64, len(rs)), make([]string, len(rs))
 	for i, r := range rs {
-		ids[i], at[i], reasons[i] = r.ID, us(r.At), r.Reason
+		ids[i], at[i], reasons[i] = r.ID, us(r.At), r.Reason.Words()
 	}
 	return s.eachOrArrays(ctx, tx, "resolve episode", len(rs),
 		`UPDATE episodes SET resolved_us = ?, resolution = ? WHERE id = ? AND resolved_us IS NULL`,
