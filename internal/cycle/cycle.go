@@ -104,6 +104,7 @@ func (c *Cycle) Run(ctx context.Context) (Result, error) {
 		return res, err
 	}
 	c.logPlan(res.Plan, res.Applied)
+	c.Metrics.Lives.Opening(res.Plan.Open)
 	if c.OnPlan != nil {
 		c.OnPlan()
 	}
@@ -152,6 +153,7 @@ func (c *Cycle) Scan(ctx context.Context, now time.Time) (scan.Report, *model.Sn
 	c.Metrics.ScanDuration.Observe(time.Since(start).Seconds())
 	c.Metrics.LastSuccessfulScan.Set(float64(time.Now().Unix()))
 	c.Metrics.ObserveReport(rep, snap)
+	c.Metrics.Workspaces.Observe(rep.Findings, metrics.PerWorkspace{On: c.Config.Metrics.ByWorkspace, Max: c.Config.Metrics.MaxWorkspaces}, now)
 	c.logBadRows(snap)
 	if c.OnScan != nil {
 		c.OnScan(rep, time.Now())

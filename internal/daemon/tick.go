@@ -79,7 +79,9 @@ func (d *daemon) tick() {
 			return
 		}
 	}
-	if _, err := d.cycle.Run(ctx); err != nil {
+	_, err := d.cycle.Run(ctx)
+	d.countResolved(ctx)
+	if err != nil {
 		d.failed(err, d.nextView(cfg))
 		return
 	}
