@@ -12,19 +12,19 @@ import (
 // busyMonth is a busy install's 30 days: n episodes over 5,000 sessions in
 // 200 workspaces, each of a random kind, opened at a random time, most
 // resolved within hours, some still open.
-func busyMonth(n int) []model.Episode {
+func busyMonth(n int) []Episode {
 	rng := rand.New(rand.NewPCG(1, 2))
-	out := make([]model.Episode, n)
+	out := make([]Episode, n)
 	for i := range out {
 		opened := t0.Add(-time.Duration(rng.Int64N(int64(30 * 24 * time.Hour))))
 		s := rng.IntN(5000)
-		e := model.Episode{Kind: model.Kinds[rng.IntN(len(model.Kinds))], SessionID: fmt.Sprintf("s%d", s), TaskID: fmt.Sprintf("t%d", s/2),
+		e := Episode{Kind: model.Kinds[rng.IntN(len(model.Kinds))], SessionID: fmt.Sprintf("s%d", s), TaskID: fmt.Sprintf("t%d", s/2),
 			TaskTitle: "A task title of a usual length", WorkspaceID: fmt.Sprintf("ws%d", s%200),
-			Since: opened.Add(-15 * time.Minute), OpenedAt: opened}
+			Since: opened.Add(-15 * time.Minute), Opened: opened}
 		if rng.IntN(20) > 0 {
-			e.ResolvedAt, e.Cleared = opened.Add(time.Duration(rng.Int64N(int64(6*time.Hour)))), model.ClearedTurnCompleted
-			if e.ResolvedAt.After(t0) {
-				e.ResolvedAt, e.Cleared = time.Time{}, ""
+			e.Resolved, e.Cleared = opened.Add(time.Duration(rng.Int64N(int64(6*time.Hour)))), model.ClearedTurnCompleted
+			if e.Resolved.After(t0) {
+				e.Resolved, e.Cleared = time.Time{}, ""
 			}
 		}
 		out[i] = e

@@ -71,7 +71,7 @@ func newHours(from, until time.Time) *clock {
 // of it, from when watchdogd opened them to their resolve (a resolve on
 // the hour leaves that hour out). One pass over the episodes, each adding
 // to the hours it spans through a difference per kind.
-func (c *clock) count(eps []model.Episode, until time.Time) {
+func (c *clock) count(eps []Episode, until time.Time) {
 	n := len(c.list)
 	if n == 0 {
 		return
@@ -86,10 +86,10 @@ func (c *clock) count(eps []model.Episode, until time.Time) {
 			continue
 		}
 		end := until
-		if !e.Open() && e.ResolvedAt.Before(until) {
-			end = e.ResolvedAt
+		if !e.Resolved.IsZero() && e.Resolved.Before(until) {
+			end = e.Resolved
 		}
-		opened := e.OpenedAt
+		opened := e.Opened
 		if opened.Before(c.start) {
 			opened = c.start
 		}

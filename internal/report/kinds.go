@@ -9,7 +9,7 @@ import (
 
 // kinds summarises each kind over [from, until): every kind, in
 // model.Kinds' order, whether or not it happened.
-func kinds(eps []model.Episode, from, until time.Time) []Kind {
+func kinds(eps []Episode, from, until time.Time) []Kind {
 	by := map[model.Kind]*Kind{}
 	took := map[model.Kind][]time.Duration{}
 	out := make([]Kind, len(model.Kinds))
@@ -22,16 +22,16 @@ func kinds(eps []model.Episode, from, until time.Time) []Kind {
 		if s == nil {
 			continue // a kind this build does not know
 		}
-		if !e.OpenedAt.Before(from) && e.OpenedAt.Before(until) {
+		if !e.Opened.Before(from) && e.Opened.Before(until) {
 			s.Opened++
 		}
 		switch {
-		case e.OpenedAt.Before(until) && (e.Open() || !e.ResolvedAt.Before(until)):
+		case e.Opened.Before(until) && (e.Resolved.IsZero() || !e.Resolved.Before(until)):
 			s.StillOpen++
-		case !e.ResolvedAt.Before(from):
+		case !e.Resolved.Before(from):
 			s.Cleared++
 			s.ClearedBy[clearedOf(e)]++
-			took[e.Kind] = append(took[e.Kind], max(0, e.ResolvedAt.Sub(e.Since)))
+			took[e.Kind] = append(took[e.Kind], max(0, e.Resolved.Sub(e.Since)))
 		}
 	}
 	for k, ds := range took {
@@ -42,7 +42,7 @@ func kinds(eps []model.Episode, from, until time.Time) []Kind {
 
 // clearedOf is an episode's code; one resolved without (none should be,
 // after the migration) counts as other.
-func clearedOf(e model.Episode) model.Cleared {
+func clearedOf(e Episode) model.Cleared {
 	if e.Cleared == "" {
 		return model.ClearedOther
 	}

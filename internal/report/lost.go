@@ -45,10 +45,10 @@ func union(ss []span) []span {
 // held is the span episode e held within [from, until): from its since
 // (when the condition began) to its resolve, or to until while it is
 // open; ok is false when it held none of it.
-func held(e model.Episode, from, until time.Time) (span, bool) {
+func held(e Episode, from, until time.Time) (span, bool) {
 	end := until
-	if !e.Open() && e.ResolvedAt.Before(until) {
-		end = e.ResolvedAt
+	if !e.Resolved.IsZero() && e.Resolved.Before(until) {
+		end = e.Resolved
 	}
 	start := e.Since
 	if start.Before(from) {
@@ -74,7 +74,7 @@ type losses struct {
 // lostTime adds up the time each session lost and owed within [from,
 // until), each session's spans of a sort merged first, and gives each day
 // its share.
-func lostTime(eps []model.Episode, from, until time.Time, days *calendar) losses {
+func lostTime(eps []Episode, from, until time.Time, days *calendar) losses {
 	sessions := map[string]*session{}
 	for _, e := range eps {
 		agent, human := Lost(e.Kind)

@@ -21,12 +21,23 @@ const SchemaVersion = 1
 // Top is how many workspaces and tasks the report names.
 const Top = 10
 
+// Episode is what a report reads of one episode.
+type Episode struct {
+	// Kind is the kind it is now, or resolved as.
+	Kind model.Kind
+	// Cleared is why it resolved ("" while open).
+	Cleared                                   model.Cleared
+	SessionID, TaskID, TaskTitle, WorkspaceID string
+	// Since is when its condition began, Opened when watchdogd opened it,
+	// Resolved when it resolved (zero while open).
+	Since, Opened, Resolved time.Time
+}
+
 // Input is what a report is computed from.
 type Input struct {
 	// Episodes are those the window touches: opened before Until, and
-	// open or resolved at or after From. Each needs its kind, cleared,
-	// session, task (id and title), workspace, since, opened and resolved.
-	Episodes []model.Episode
+	// open or resolved at or after From.
+	Episodes []Episode
 	// From and Until bound the window: [From, Until).
 	From, Until time.Time
 	// Now is when the report is computed; the ledger keeps resolved
@@ -141,10 +152,10 @@ func Compute(in Input) Report {
 	r.Kinds = kinds(in.Episodes, from, until)
 	days, hours := newDays(from, until), newHours(from, until)
 	for _, e := range in.Episodes {
-		if at := e.OpenedAt; !at.Before(from) && at.Before(until) {
+		if at := e.Opened; !at.Before(from) && at.Before(until) {
 			days.at(at).Opened[e.Kind]++
 		}
-		if at := e.ResolvedAt; !e.Open() && !at.Before(from) && at.Before(until) {
+		if at := e.Resolved; !e.Resolved.IsZero() && !at.Before(from) && at.Before(until) {
 			days.at(at).Cleared[e.Kind]++
 		}
 	}
@@ -166,10 +177,10 @@ func covers(in Input, from, until time.Time) Covers {
 	if in.Truncated && len(in.Episodes) > 0 {
 		// The read was newest first: what opened before the oldest read
 		// may be missing.
-		oldest := in.Episodes[0].OpenedAt
+		oldest := in.Episodes[0].Opened
 		for _, e := range in.Episodes {
-			if e.OpenedAt.Before(oldest) {
-				oldest = e.OpenedAt
+			if e.Opened.Before(oldest) {
+				oldest = e.Opened
 			}
 		}
 		if oldest.After(start) {

@@ -13,11 +13,11 @@ var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
 // ep is an episode of kind on session s (of task and workspace), since,
 // opened and resolved that long before t0 (resolved 0: still open).
-func ep(kind model.Kind, s, task, ws string, since, opened, resolved time.Duration, why model.Cleared) model.Episode {
-	e := model.Episode{Kind: kind, SessionID: s, TaskID: task, TaskTitle: "Task " + task, WorkspaceID: ws,
-		Since: t0.Add(-since), OpenedAt: t0.Add(-opened), Cleared: why}
+func ep(kind model.Kind, s, task, ws string, since, opened, resolved time.Duration, why model.Cleared) Episode {
+	e := Episode{Kind: kind, SessionID: s, TaskID: task, TaskTitle: "Task " + task, WorkspaceID: ws,
+		Since: t0.Add(-since), Opened: t0.Add(-opened), Cleared: why}
 	if resolved != 0 {
-		e.ResolvedAt = t0.Add(-resolved)
+		e.Resolved = t0.Add(-resolved)
 	}
 	return e
 }
@@ -25,7 +25,7 @@ func ep(kind model.Kind, s, task, ws string, since, opened, resolved time.Durati
 const h, m = time.Hour, time.Minute
 
 // day's episodes: a report over the 24 h before t0.
-var dayEpisodes = []model.Episode{
+var dayEpisodes = []Episode{
 	// s1 stalled an hour, then (overlapping) sat parked by a restart: one
 	// and a half hours lost, not two.
 	ep(model.KindStalledTurn, "s1", "t1", "ws-a", 5*h, 4*h+45*m, 4*h, model.ClearedAgentOutput),
@@ -145,7 +145,7 @@ func TestCovers(t *testing.T) {
 		{"beyond the retention", Input{From: t0.Add(-60 * 24 * h), Until: t0, Now: t0, Retention: 720 * h}, "2026-10-30T12:00:00Z", false, false},
 		// The read stopped at the 1,000th newest: what opened before may be missing.
 		{"cut", Input{From: t0.Add(-24 * h), Until: t0, Now: t0, Retention: 720 * h, Truncated: true,
-			Episodes: []model.Episode{ep(model.KindStalledTurn, "s", "t", "w", 3*h, 2*h, 0, ""), ep(model.KindStalledTurn, "s", "t", "w", 6*h, 5*h, 0, "")}},
+			Episodes: []Episode{ep(model.KindStalledTurn, "s", "t", "w", 3*h, 2*h, 0, ""), ep(model.KindStalledTurn, "s", "t", "w", 6*h, 5*h, 0, "")}},
 			"2026-11-29T07:00:00Z", false, true},
 	}
 	for _, c := range cases {
@@ -232,7 +232,7 @@ func TestLostKinds(t *testing.T) {
 // resolved after its end as still open, its time up to the end, spread
 // over the UTC days it fell on.
 func TestWindowInThePast(t *testing.T) {
-	eps := []model.Episode{ep(model.KindStalledTurn, "s1", "t1", "ws", 40*h, 39*h, 20*h, model.ClearedTurnCompleted)}
+	eps := []Episode{ep(model.KindStalledTurn, "s1", "t1", "ws", 40*h, 39*h, 20*h, model.ClearedTurnCompleted)}
 	r := Compute(Input{Episodes: eps, From: t0.Add(-48 * h), Until: t0.Add(-24 * h), Now: t0, Retention: 720 * h})
 	k := r.Kinds[4] // stalled_turn, in model.Kinds' order
 	if k.Kind != model.KindStalledTurn || k.StillOpen != 1 || k.Cleared != 0 || k.Opened != 1 {
