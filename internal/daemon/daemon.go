@@ -85,6 +85,8 @@ type daemon struct {
 	reports    atomic.Pointer[reportCache]
 	reportSlot chan struct{}
 	reportErr  string
+	// countErr is the last error counting resolves (logged once).
+	countErr string
 
 	sched *cron.Cron
 	entry cron.EntryID

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"go.uber.org/zap"
+
+	"github.com/watchdogd/watchdogd/internal/term"
 )
 
 // resolvedBatch and resolvedPerTick bound what one tick takes of the
@@ -31,9 +33,14 @@ func (d *daemon) countResolved(ctx context.Context) {
 	for taken := 0; taken < resolvedPerTick; {
 		rs, err := st.TakeResolved(ctx, d.holder, resolvedBatch)
 		if err != nil {
-			d.log.Warn("episode durations not counted this cycle", zap.Error(fmt.Errorf("read the ledger: %w", err)))
+			// Once per change of error: the ledger's own alert says more.
+			if msg := term.OneLine(err); msg != d.countErr {
+				d.log.Warn("episode durations not counted; the next cycle tries again", zap.Error(fmt.Errorf("read the ledger: %w", err)))
+				d.countErr = msg
+			}
 			return
 		}
+		d.countErr = ""
 		for _, r := range rs {
 			d.m.Lives.Resolved(r.Seq, r.Kind, r.Cleared, r.Seconds())
 		}
