@@ -23,7 +23,7 @@ type entry struct {
 
 const appHelp = `watchdogd keeps kandev's AI-agent sessions from silently rotting: it reads kandev's database from the outside, flags stalled turns and unanswered questions, and tells the right people once per step.
 
-The ledger commands (silence, episodes) work on the daemon's ledger, found through its config: --config, else $WATCHDOGD_CONFIG, else ` + imageConfig + ` where it exists.`
+The ledger commands (silence, episodes, report) work on the daemon's ledger, found through its config: --config, else $WATCHDOGD_CONFIG, else ` + imageConfig + ` where it exists.`
 
 // commands are watchdogd's commands, in the order --help lists them.
 func commands() []entry {
@@ -54,6 +54,8 @@ func commands() []entry {
 				{name: "retry", help: "After fixing a token, channel or scope: send again what failed for open episodes nobody was told of (or the one given).",
 					example: "watchdogd episodes retry", cmd: func() command { return &episodesRetryCmd{} }},
 			}},
+		{name: "report", help: "How much agent time was lost, and where: per kind, workspace, task and day, from the ledger (-o json: schema_version 1).",
+			example: "watchdogd report --since 24h -o json", cmd: func() command { return &reportCmd{} }},
 		{name: "notify-test", help: "Post one test message through the configured Slack route and check the bot's scopes.",
 			example: "watchdogd notify-test --workspace ws-1", cmd: func() command { return &notifyTestCmd{} }},
 		{name: "demo", help: "Run one cycle on a built-in demo database and show what would be sent (--keep DIR: keep it, with a config to run on).",

@@ -88,7 +88,7 @@ func TestParse(t *testing.T) {
 		{name: "missing subcommand, nothing else", args: strings.Fields("silence"), code: exitUsage,
 			stderr: "watchdogd silence: missing subcommand, one of add, query, expire (see watchdogd silence --help)"},
 		{name: "unknown command", args: strings.Fields("frobnicate"), code: exitUsage,
-			stderr: `watchdogd: unknown command "frobnicate", want one of run, scan, check-config, silence, episodes, notify-test, demo, version (see watchdogd --help)`},
+			stderr: `watchdogd: unknown command "frobnicate", want one of run, scan, check-config, silence, episodes, report, notify-test, demo, version (see watchdogd --help)`},
 		// amtool's spellings where ours differ.
 		{name: "silence list is silence query", args: strings.Fields("silence list --config w.yaml --all"), ok: true,
 			check: func(o Options) bool {

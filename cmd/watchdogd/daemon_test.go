@@ -165,6 +165,7 @@ var allMetrics = []string{
 	"watchdogd_last_successful_cycle_timestamp_seconds", "watchdogd_unparseable_timestamps", "watchdogd_alertmanager_resends_total", "watchdogd_slack_interactions_total",
 	"watchdogd_slack_requests_shed_total",
 	"watchdogd_destinations_closed", "watchdogd_closed_destination_actions_total",
+	"watchdogd_episode_duration_seconds", "watchdogd_episodes_opened_total",
 }
 
 // TestDaemon: started against a kandev-shaped database, the binary answers

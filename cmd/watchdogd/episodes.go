@@ -215,7 +215,7 @@ func (c *episodesResolveCmd) run(ctx context.Context, e proc) error {
 	}
 	var resolved *model.Episode
 	_, _, err = st.Decide(ctx, func(s model.Ledger) (model.Plan, error) {
-		in := policy.Input{Now: now, Policies: cfg.Policy, Routing: cfg.Routing(), Reason: func(model.Episode) string { return "resolved by hand" },
+		in := policy.Input{Now: now, Policies: cfg.Policy, Routing: cfg.Routing(), Reason: func(model.Episode) model.Reason { return model.Because(model.ClearedByHand) },
 			Resolves: renderer.Resolves()}
 		var p model.Plan
 		p, resolved = policy.ForceResolve(s, id, in)

@@ -33,6 +33,9 @@ type episodeJSON struct {
 	State       string  `json:"state"` // open or resolved
 	ResolvedAt  *string `json:"resolved_at"`
 	Resolution  *string `json:"resolution"`
+	// Cleared is why it resolved, as a code (watchdogd report's, the
+	// duration metric's cleared label).
+	Cleared *string `json:"cleared"`
 }
 
 // episodeDetailJSON is an episode in `episodes show --output json`: with
@@ -87,7 +90,7 @@ func toEpisodeJSON(e model.Episode, now time.Time) episodeJSON {
 		WorkspaceID: e.WorkspaceID, TurnID: opt(e.TurnID), PendingID: opt(e.PendingID), Since: kandevtime.RFC3339(e.Since),
 		AgeSeconds: max(0, int64(now.Sub(e.Since)/time.Second)), State: "open"}
 	if !e.Open() {
-		j.State, j.ResolvedAt, j.Resolution = "resolved", optTime(e.ResolvedAt), opt(e.Resolution)
+		j.State, j.ResolvedAt, j.Resolution, j.Cleared = "resolved", optTime(e.ResolvedAt), opt(e.Resolution), opt(string(e.Cleared))
 	}
 	return j
 }

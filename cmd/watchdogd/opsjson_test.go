@@ -28,7 +28,7 @@ func TestOperatorCommandsJSON(t *testing.T) {
 	if rows := strings.Count(strings.TrimSpace(table.stdout), "\n"); rows != len(list.Episodes) {
 		t.Errorf("the table lists %d episodes, the JSON %d", rows, len(list.Episodes))
 	}
-	episodeKeys := []string{"age_seconds", "id", "kind", "pending_id", "resolution", "resolved_at", "session_id", "since", "state",
+	episodeKeys := []string{"age_seconds", "cleared", "id", "kind", "pending_id", "resolution", "resolved_at", "session_id", "since", "state",
 		"task_id", "task_title", "turn_id", "workspace_id"}
 	for _, ep := range list.Episodes {
 		checkKeys(t, "episode", ep, episodeKeys)

@@ -20,6 +20,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/watchdogd/watchdogd/internal/metrics"
@@ -77,7 +78,9 @@ type series map[string][]map[string]string
 
 func registered() (series, error) {
 	reg := prometheus.NewRegistry()
-	metrics.New(reg, "check")
+	// The per-workspace series exist only with metrics.by_workspace on:
+	// on, as a dashboard reading them expects.
+	metrics.New(reg, "check").Workspaces.Observe(nil, metrics.PerWorkspace{On: true, Max: 1}, time.Now())
 	families, err := reg.Gather()
 	if err != nil {
 		return nil, fmt.Errorf("gather watchdogd's metrics: %w", err)

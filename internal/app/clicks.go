@@ -24,13 +24,13 @@ func connectClicks(reg notify.Registry, cfg *config.Config, c *cycle.Cycle, s *s
 	a := &answer.Outlet{Kandev: kc, Read: c.ReadTask, Current: c.Current}
 	q := &snooze.Outlet{
 		AddSilence: func(ctx context.Context, v ledger.Silence) error { return c.Store.AddSilence(ctx, v) },
-		Resolve: func(ctx context.Context, id, reason string, at time.Time) error {
+		Resolve: func(ctx context.Context, id string, why model.Reason, at time.Time) error {
 			_, _, err := c.Store.Decide(ctx, func(l model.Ledger) (model.Plan, error) {
 				// No Routing: the click's story edits the message, not a
 				// resolve's "cleared" line. The other outlets that heard of
 				// the episode are told it ended, as when a finding clears.
 				p, _ := policy.ForceResolve(l, id, policy.Input{Now: at, Policies: cfg.Policy, Resolves: c.Resolves(),
-					Reason: func(model.Episode) string { return reason }})
+					Reason: func(model.Episode) model.Reason { return why }})
 				return p, nil
 			})
 			return err

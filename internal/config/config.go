@@ -37,6 +37,7 @@ type Config struct {
 	QuietHours   *model.QuietHours            `yaml:"quiet_hours"`
 	HA           HA                           `yaml:"ha"`
 	HTTP         HTTP                         `yaml:"http"`
+	Metrics      Metrics                      `yaml:"metrics"`
 	Log          Log                          `yaml:"log"`
 
 	// File is where the config came from ("" for defaults).

@@ -59,6 +59,7 @@ func applyDefaults(c *Config) {
 		c.HTTP.UI = &yes
 	}
 	setStr(&c.Log.Level, "info")
+	defaultMetrics(c)
 	defaultOutlets(c)
 }
 

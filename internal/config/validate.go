@@ -32,6 +32,7 @@ func validate(c *Config, d *decoder) {
 	v.silences(c)
 	v.quietHours(c)
 	v.http(c)
+	v.metrics(c)
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
 	default:
@@ -328,6 +329,7 @@ func explicitZeros(c *Config, d *decoder) {
 	if c.Slack != nil && v.set("slack.max_messages_per_cycle") && c.Slack.MaxMessagesPerCycle == 0 {
 		v.add("slack.max_messages_per_cycle", "must be at least 1 (leave it out for the default, 20)")
 	}
+	v.metricsWritten(c)
 }
 
 // dur prints a duration the way it is written in the file: 10m, 1h30m, 90s.

@@ -35,7 +35,7 @@ func TestClearedOnATurnThatMovedOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Plan.Resolve) != 1 || res.Plan.Resolve[0].Reason != "answered" {
+	if len(res.Plan.Resolve) != 1 || res.Plan.Resolve[0].Reason.Words() != "answered" {
 		t.Fatalf("resolved %+v, want answered", res.Plan.Resolve)
 	}
 	if m := srv.Messages()[0]; m.Edits != 1 || !strings.Contains(blocksText(t, m), "answered") {

@@ -104,6 +104,7 @@ func (c *Cycle) Run(ctx context.Context) (Result, error) {
 		return res, err
 	}
 	c.logPlan(res.Plan, res.Applied)
+	c.Metrics.Lives.Opening(res.Plan.Open)
 	if c.OnPlan != nil {
 		c.OnPlan()
 	}
@@ -152,6 +153,7 @@ func (c *Cycle) Scan(ctx context.Context, now time.Time) (scan.Report, *model.Sn
 	c.Metrics.ScanDuration.Observe(time.Since(start).Seconds())
 	c.Metrics.LastSuccessfulScan.Set(float64(time.Now().Unix()))
 	c.Metrics.ObserveReport(rep, snap)
+	c.Metrics.Workspaces.Observe(rep.Findings, metrics.PerWorkspace{On: c.Config.Metrics.ByWorkspace, Max: c.Config.Metrics.MaxWorkspaces}, now)
 	c.logBadRows(snap)
 	if c.OnScan != nil {
 		c.OnScan(rep, time.Now())
@@ -195,7 +197,7 @@ func (c *Cycle) Resolves() map[model.ActionKind]model.ActionKind {
 // turn it was asked in; a stalled turn's row says whether it completed or
 // a restart abandoned it). A failed read leaves those saying only that the
 // session ended or the turn moved on.
-func (c *Cycle) reasons(ctx context.Context, snap *model.Snapshot, rep scan.Report, st model.Ledger) func(model.Episode) string {
+func (c *Cycle) reasons(ctx context.Context, snap *model.Snapshot, rep scan.Report, st model.Ledger) func(model.Episode) model.Reason {
 	sessions := make(map[string]*model.Session, len(snap.Sessions))
 	for i := range snap.Sessions {
 		sessions[snap.Sessions[i].ID] = &snap.Sessions[i]
@@ -228,7 +230,7 @@ func (c *Cycle) reasons(ctx context.Context, snap *model.Snapshot, rep scan.Repo
 			traces = t
 		}
 	}
-	return func(e model.Episode) string {
+	return func(e model.Episode) model.Reason {
 		cl := scan.Clearing{Kind: e.Kind, TurnID: e.TurnID, PendingID: e.PendingID, Detail: policy.StoredFinding(e).Detail, Session: sessions[e.SessionID]}
 		if g, ok := traces.Sessions[e.SessionID]; ok {
 			cl.Gone = &g
@@ -236,7 +238,7 @@ func (c *Cycle) reasons(ctx context.Context, snap *model.Snapshot, rep scan.Repo
 		if t, ok := traces.Turns[e.TurnID]; ok {
 			cl.Turn = &t
 		}
-		return scan.Cleared(cl)
+		return model.Because(scan.Cleared(cl))
 	}
 }
 
@@ -280,7 +282,7 @@ func (c *Cycle) logPlan(p model.Plan, a model.Applied) {
 			zap.String("turn_id", e.TurnID), zap.String("key", e.Identity))
 	}
 	for _, r := range p.Resolve {
-		c.Log.Info("episode resolved", zap.String("episode", r.ID), zap.String("reason", r.Reason))
+		c.Log.Info("episode resolved", zap.String("episode", r.ID), zap.String("reason", r.Reason.Words()), zap.String("cleared", string(r.Reason.Code)))
 	}
 	for _, cf := range a.Conflicts {
 		c.Metrics.Action(actionOf(p, cf.Key), model.ResultConflict)

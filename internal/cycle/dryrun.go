@@ -35,7 +35,7 @@ func (c *Cycle) DryRun(ctx context.Context, w io.Writer) error {
 		fmt.Fprintf(w, "would open   %s on %q (session %s)\n", e.Kind, e.TaskTitle, term.Escape(e.SessionID))
 	}
 	for _, r := range p.Resolve {
-		fmt.Fprintf(w, "would resolve episode %s: %s\n", r.ID, term.Escape(r.Reason))
+		fmt.Fprintf(w, "would resolve episode %s: %s\n", r.ID, term.Escape(r.Reason.Words()))
 	}
 	existing := map[string]bool{}
 	episodes := map[string]model.Episode{}

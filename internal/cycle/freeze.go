@@ -27,7 +27,7 @@ func (c *Cycle) Freeze(p *model.Plan, st model.Ledger, rep scan.Report, now time
 	}
 	reasons := map[string]string{}
 	for _, r := range p.Resolve {
-		reasons[r.ID] = r.Reason
+		reasons[r.ID] = r.Reason.Words()
 	}
 	for i := range p.Actions {
 		a := &p.Actions[i]

@@ -78,7 +78,16 @@ type daemon struct {
 	status status
 	// view is what the status page and the API show (nil until a
 	// cycle has published one).
-	view  atomic.Pointer[view]
+	view atomic.Pointer[view]
+	// reports are GET /api/v1/report's precomputed windows (nil: none);
+	// reportSlot lets one other window be computed at a time; reportErr
+	// is the last error computing them (logged once).
+	reports    atomic.Pointer[reportCache]
+	reportSlot chan struct{}
+	reportErr  string
+	// countErr is the last error counting resolves (logged once).
+	countErr string
+
 	sched *cron.Cron
 	entry cron.EntryID
 	job   cron.Job
@@ -121,7 +130,7 @@ func Run(ctx context.Context, opts Options) error {
 	defer func() { _ = log.Sync() }()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	d := &daemon{opts: opts, log: log, level: level, reg: reg, m: metrics.New(reg, opts.Version), holder: app.Holder(),
+	d := &daemon{opts: opts, log: log, level: level, reg: reg, m: metrics.New(reg, opts.Version), holder: app.Holder(), reportSlot: make(chan struct{}, 1),
 		reloads: make(chan chan error), stopping: make(chan struct{})}
 	d.m.ReloadSuccess.Set(1)
 	d.m.ReloadTimestamp.SetToCurrentTime()

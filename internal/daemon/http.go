@@ -108,6 +108,7 @@ func (d *daemon) routes() *http.ServeMux {
 	mux.HandleFunc("PUT /-/reload", d.reloadHTTP)
 	ui := (*config.Config).UIEnabled // the page and API show task titles and questions
 	mux.HandleFunc("/api/v1/findings", d.gated(ui, d.serveView("application/json", (*view).apiJSON)))
+	mux.HandleFunc("GET /api/v1/report", d.gated(ui, d.serveReport))
 	mux.HandleFunc("/{$}", d.gated(ui, d.serveView("text/html; charset=utf-8", (*view).pageHTML)))
 	d.debugRoutes(mux)
 	return mux

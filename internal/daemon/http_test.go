@@ -32,11 +32,11 @@ func TestRoutesFollowConfig(t *testing.T) {
 		want  map[string]int
 	}{
 		{"defaults: page and API on, profiles off", nil, false, map[string]int{
-			"/metrics": 200, "/livez": 200, "/": 503, "/api/v1/findings": 503,
+			"/metrics": 200, "/livez": 200, "/": 503, "/api/v1/findings": 503, "/api/v1/report": 503,
 			"/debug/pprof/": 404, "/debug/pprof/heap": 404, "/debug/pprof/cmdline": 404,
 		}},
 		{"http.ui false: metrics and probes only", &no, false, map[string]int{
-			"/metrics": 200, "/healthz": 200, "/": 404, "/api/v1/findings": 404,
+			"/metrics": 200, "/healthz": 200, "/": 404, "/api/v1/findings": 404, "/api/v1/report?since=1d": 404,
 		}},
 		{"http.pprof true: the index and the profiles, not the command line", &yes, true, map[string]int{
 			"/debug/pprof/": 200, "/debug/pprof/heap": 200, "/debug/pprof/goroutine?debug=1": 200,
@@ -45,7 +45,7 @@ func TestRoutesFollowConfig(t *testing.T) {
 		{"and off again after a reload", &yes, false, map[string]int{"/debug/pprof/": 404, "/debug/pprof/heap": 404}},
 	}
 	for _, c := range cases {
-		cfg := &config.Config{}
+		cfg := config.Default()
 		cfg.HTTP.UI, cfg.HTTP.PProf = c.ui, c.pprof
 		d.cfg.Store(cfg)
 		for path, want := range c.want {

@@ -79,12 +79,22 @@ func (d *daemon) tick() {
 			return
 		}
 	}
-	if _, err := d.cycle.Run(ctx); err != nil {
-		d.failed(err, d.nextView(cfg))
+	_, err := d.cycle.Run(ctx)
+	d.countResolved(ctx)
+	if err != nil {
+		d.failed(err, d.afterCycle(cfg))
 		return
 	}
 	d.m.LastSuccessfulCycle.SetToCurrentTime()
-	d.succeeded(d.nextView(cfg))
+	d.succeeded(d.afterCycle(cfg))
+}
+
+// afterCycle is what the HTTP side shows after a cycle: the view it
+// publishes, and the reports computed again.
+func (d *daemon) afterCycle(cfg *config.Config) *view {
+	v := d.nextView(cfg)
+	d.precomputeReports(cfg)
+	return v
 }
 
 // standby scans without acting, so that a standby's readiness means its
@@ -92,7 +102,7 @@ func (d *daemon) tick() {
 func (d *daemon) standby(ctx context.Context, cfg *config.Config) {
 	_, _, err := d.cycle.Scan(ctx, time.Now())
 	if err != nil {
-		d.failed(err, d.nextView(cfg))
+		d.failed(err, d.afterCycle(cfg))
 		return
 	}
 	// The gauges are the ledger's; a read that fails leaves them as they
@@ -104,7 +114,7 @@ func (d *daemon) standby(ctx context.Context, cfg *config.Config) {
 		d.cycle.ObserveHolds(ctx)
 		d.m.LastSuccessfulCycle.SetToCurrentTime()
 	}
-	d.succeeded(d.nextView(cfg))
+	d.succeeded(d.afterCycle(cfg))
 }
 
 // ensureStore opens the ledger, retrying every cycle until it is reachable.

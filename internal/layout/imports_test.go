@@ -52,7 +52,7 @@ func notifyRoles() map[string]role {
 // outlet depends on another outlet (what two share moves down into a
 // shared package), the protocol depends on no outlet, a shared package and
 // a test double on none either, and the pure decisions (internal/scan,
-// internal/policy) on no driver.
+// internal/policy, internal/report) on no driver.
 func TestImports(t *testing.T) {
 	deps, roles := goList(t), notifyRoles()
 	for pkg := range roles {
@@ -75,7 +75,7 @@ func TestImports(t *testing.T) {
 			}
 		}
 	}
-	for _, pkg := range []string{module + "internal/scan", module + "internal/policy"} {
+	for _, pkg := range []string{module + "internal/scan", module + "internal/policy", module + "internal/report"} {
 		if _, ok := deps[pkg]; !ok {
 			t.Errorf("%s is not in the tree", pkg)
 		}

@@ -71,11 +71,11 @@ type episodeRecord struct {
 // openEpisodes inserts the episodes a decision opens.
 func (s *Store) openEpisodes(ctx context.Context, tx *sql.Tx, es []model.Episode) error {
 	if !s.pg {
-		return s.eachRow(ctx, tx, "open episode", len(es), `INSERT INTO episodes (`+episodeCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		return s.eachRow(ctx, tx, "open episode", len(es), `INSERT INTO episodes (`+episodeCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			func(i int) []any {
 				e := es[i]
 				return []any{e.ID, e.Identity, e.Kind, e.SessionID, e.TaskID, e.WorkspaceID, e.TurnID, e.PendingID, e.TaskTitle,
-					us(e.Since), us(e.OpenedAt), us(e.LastSeen), nil, nil, "", e.KindChanges, e.Finding}
+					us(e.Since), us(e.OpenedAt), us(e.LastSeen), nil, nil, "", e.KindChanges, e.Finding, ""}
 			})
 	}
 	for _, batch := range chunks(es, func(e model.Episode) int { return len(e.Finding) + len(e.TaskTitle) }) {
@@ -91,7 +91,7 @@ func (s *Store) openEpisodes(ctx context.Context, tx *sql.Tx, es []model.Episode
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO episodes (`+episodeCols+`)
 		  SELECT id, identity, kind, session_id, task_id, workspace_id, turn_id, pending_id, task_title,
-		    since_us, opened_us, last_seen_us, NULL, NULL, '', kind_changes, finding
+		    since_us, opened_us, last_seen_us, NULL, NULL, '', kind_changes, finding, ''
 		  FROM json_to_recordset($1::json) AS v(id text, identity text, kind text, session_id text, task_id text,
 		    workspace_id text, turn_id text, pending_id text, task_title text, since_us bigint, opened_us bigint,
 		    last_seen_us bigint, kind_changes integer, finding text)`, arg); err != nil {
@@ -114,18 +114,29 @@ func (s *Store) markMissing(ctx context.Context, tx *sql.Tx, ms []model.Missing)
 		  WHERE episodes.id = v.id AND episodes.resolved_us IS NULL AND episodes.missing_since_us IS NULL`, ids, since)
 }
 
-// resolveEpisodes closes the episodes a decision resolves.
+// resolveEpisodes closes the episodes a decision resolves, each with its
+// reason's words and code and the next number of the counter 'resolved'
+// (see TakeResolved). The counter's row is taken first: the decision holds
+// it until it commits, so numbers are handed out in the order resolves
+// commit, on either database.
 func (s *Store) resolveEpisodes(ctx context.Context, tx *sql.Tx, rs []model.Resolve) error {
-	ids, at, reasons := make([]string, len(rs)), make([]int64, len(rs)), make([]string, len(rs))
+	if len(rs) == 0 {
+		return nil
+	}
+	var last int64
+	if err := tx.QueryRowContext(ctx, s.q(`UPDATE episode_counters SET value = value + ? WHERE name = 'resolved' RETURNING value`), len(rs)).Scan(&last); err != nil {
+		return s.wrap("number resolves", err)
+	}
+	ids, at, reasons, codes, seqs := make([]string, len(rs)), make([]int64, len(rs)), make([]string, len(rs)), make([]string, len(rs)), make([]int64, len(rs))
 	for i, r := range rs {
-		ids[i], at[i], reasons[i] = r.ID, us(r.At), r.Reason
+		ids[i], at[i], reasons[i], codes[i], seqs[i] = r.ID, us(r.At), r.Reason.Words(), string(r.Reason.Code), last-int64(len(rs)-1-i)
 	}
 	return s.eachOrArrays(ctx, tx, "resolve episode", len(rs),
-		`UPDATE episodes SET resolved_us = ?, resolution = ? WHERE id = ? AND resolved_us IS NULL`,
-		func(i int) []any { return []any{at[i], reasons[i], ids[i]} },
-		`UPDATE episodes SET resolved_us = v.at_us, resolution = v.reason
-		  FROM unnest($1::text[], $2::bigint[], $3::text[]) AS v(id, at_us, reason)
-		  WHERE episodes.id = v.id AND episodes.resolved_us IS NULL`, ids, at, reasons)
+		`UPDATE episodes SET resolved_us = ?, resolution = ?, cleared = ?, resolved_seq = ? WHERE id = ? AND resolved_us IS NULL`,
+		func(i int) []any { return []any{at[i], reasons[i], codes[i], seqs[i], ids[i]} },
+		`UPDATE episodes SET resolved_us = v.at_us, resolution = v.reason, cleared = v.code, resolved_seq = v.seq
+		  FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[]) AS v(id, at_us, reason, code, seq)
+		  WHERE episodes.id = v.id AND episodes.resolved_us IS NULL`, ids, at, reasons, codes, seqs)
 }
 
 // supersede retires pending actions that will never go out.

@@ -109,7 +109,7 @@ func (s *Store) PeekFor(ctx context.Context, want func(model.Ledger) []string) (
 }
 
 const episodeCols = `id, identity, kind, session_id, task_id, workspace_id, turn_id, pending_id, task_title,
-  since_us, opened_us, last_seen_us, missing_since_us, resolved_us, resolution, kind_changes, finding`
+  since_us, opened_us, last_seen_us, missing_since_us, resolved_us, resolution, kind_changes, finding, cleared`
 
 // episodeRow receives one episode row; dest and episode are split so that
 // a join can scan an action and its episode in one call (DueActions).
@@ -122,7 +122,7 @@ type episodeRow struct {
 func (r *episodeRow) dest() []any {
 	e := &r.e
 	return []any{&e.ID, &e.Identity, &e.Kind, &e.SessionID, &e.TaskID, &e.WorkspaceID, &e.TurnID, &e.PendingID, &e.TaskTitle,
-		&r.since, &r.opened, &r.seen, &r.missing, &r.resolved, &e.Resolution, &e.KindChanges, &e.Finding}
+		&r.since, &r.opened, &r.seen, &r.missing, &r.resolved, &e.Resolution, &e.KindChanges, &e.Finding, &e.Cleared}
 }
 
 func (r *episodeRow) episode() model.Episode {

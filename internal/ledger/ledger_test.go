@@ -130,7 +130,7 @@ func TestDecideAndConflicts(t *testing.T) {
 			}
 			// After a resolve, the identity may open again (a new episode).
 			_, _, err = s.Decide(ctx, func(model.Ledger) (model.Plan, error) {
-				return model.Plan{Now: t0, Resolve: []model.Resolve{{ID: "ep1", At: t0, Reason: "answered"}}, Supersede: []string{"k1"}}, nil
+				return model.Plan{Now: t0, Resolve: []model.Resolve{{ID: "ep1", At: t0, Reason: model.Because(model.ClearedAnswered)}}, Supersede: []string{"k1"}}, nil
 			})
 			if err != nil {
 				t.Fatal(err)

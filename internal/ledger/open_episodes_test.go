@@ -154,7 +154,7 @@ func TestOpenStateDecidesAsTheFullHistory(t *testing.T) {
 						next := ids
 						return policy.Input{Now: now, Findings: findings, Policies: cfg.Policy, Routing: cfg.Routing(),
 							Resolves: map[model.ActionKind]model.ActionKind{model.ActionWebhook: model.ActionWebhook, model.ActionAlertmanager: model.ActionAlertmanager},
-							Reason:   func(model.Episode) string { return "cleared" },
+							Reason:   func(model.Episode) model.Reason { return model.Because(model.ClearedOther) },
 							NewID:    func() string { next++; return fmt.Sprintf("ep-%06d", next) }}
 					}
 					st, err := s.PeekFor(ctx, func(st model.Ledger) []string { return policy.Wanted(st, in()) })

@@ -50,9 +50,9 @@ func TestPrune(t *testing.T) {
 			claim("k-recent")
 			deliver("k-recent")
 			_, _, err = s.Decide(ctx, func(model.Ledger) (model.Plan, error) {
-				return model.Plan{Now: t0, Resolve: []model.Resolve{{ID: "settled", At: t0, Reason: "completed"},
-					{ID: "pending", At: t0, Reason: "completed"}, {ID: "claimed", At: t0, Reason: "completed"},
-					{ID: "recent", At: t0.Add(40 * day), Reason: "completed"}}}, nil
+				return model.Plan{Now: t0, Resolve: []model.Resolve{{ID: "settled", At: t0, Reason: model.Because(model.ClearedTurnCompleted)},
+					{ID: "pending", At: t0, Reason: model.Because(model.ClearedTurnCompleted)}, {ID: "claimed", At: t0, Reason: model.Because(model.ClearedTurnCompleted)},
+					{ID: "recent", At: t0.Add(40 * day), Reason: model.Because(model.ClearedTurnCompleted)}}}, nil
 			})
 			if err != nil {
 				t.Fatal(err)

@@ -53,7 +53,7 @@ func TestRefreshManyEpisodes(t *testing.T) {
 			manyEpisodes(t, s, 2500)
 			if _, _, err := s.Decide(ctx, func(model.Ledger) (model.Plan, error) {
 				return model.Plan{Now: t0, Missing: []model.Missing{{ID: "ep-0007", Since: t0}},
-					Resolve: []model.Resolve{{ID: "ep-0042", At: t0, Reason: "answered"}}}, nil
+					Resolve: []model.Resolve{{ID: "ep-0042", At: t0, Reason: model.Because(model.ClearedAnswered)}}}, nil
 			}); err != nil {
 				t.Fatal(err)
 			}

@@ -54,7 +54,7 @@ func TestEpisodesSentTo(t *testing.T) {
 				}
 				if !e.resolved.IsZero() {
 					if _, _, err := s.Decide(ctx, func(model.Ledger) (model.Plan, error) {
-						return model.Plan{Resolve: []model.Resolve{{ID: e.id, At: e.resolved, Reason: "cleared"}}}, nil
+						return model.Plan{Resolve: []model.Resolve{{ID: e.id, At: e.resolved, Reason: model.Because(model.ClearedOther)}}}, nil
 					}); err != nil {
 						t.Fatal(err)
 					}

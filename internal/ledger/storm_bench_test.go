@@ -99,7 +99,7 @@ func stormResolve(st model.Ledger) model.Plan {
 	p := model.Plan{Now: now}
 	for _, e := range st.Open {
 		p.Missing = append(p.Missing, model.Missing{ID: e.ID, Since: now})
-		p.Resolve = append(p.Resolve, model.Resolve{ID: e.ID, At: now, Reason: "the turn completed"})
+		p.Resolve = append(p.Resolve, model.Resolve{ID: e.ID, At: now, Reason: model.Because(model.ClearedTurnCompleted)})
 		for _, a := range e.Actions {
 			if a.Seq != "step/x/0/0" {
 				p.Supersede = append(p.Supersede, a.Key)

@@ -64,6 +64,10 @@ type Metrics struct {
 	Leader          prometheus.Gauge
 	ReloadSuccess   prometheus.Gauge
 	ReloadTimestamp prometheus.Gauge
+	// Lives are episodes' durations and openings; Workspaces the opt-in
+	// per-workspace series.
+	Lives      *Lives
+	Workspaces *Workspaces
 }
 
 // New registers every metric on reg.
@@ -123,6 +127,7 @@ func New(reg prometheus.Registerer, version string) *Metrics {
 		m.OldestFindingAge, m.EpisodesOpen, m.EpisodesUntold, m.Actions, m.ActionDelivery, m.SlackRateLimited, m.AlertResends, m.SlackInteractions, m.SlackRequestsShed, m.MalformedMetadata,
 		m.UnparseableTimestamps, m.DestinationsClosed, m.ClosedActions, m.LaneUp, m.Leader, m.ReloadSuccess, m.ReloadTimestamp)
 	m.BuildInfo.WithLabelValues(version, Revision(debug.ReadBuildInfo), runtime.Version()).Set(1)
+	m.Lives, m.Workspaces = newLives(reg, ns), newWorkspaces(reg, ns)
 	m.precreate()
 	return m
 }

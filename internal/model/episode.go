@@ -20,7 +20,10 @@ type Episode struct {
 	// MissingSince is when scans stopped reporting it (resolve_hold).
 	MissingSince time.Time
 	ResolvedAt   time.Time
-	Resolution   string
+	// Resolution is why it resolved in words, as they were said then;
+	// Cleared is that reason's code.
+	Resolution string
+	Cleared    Cleared
 	// KindChanges counts unanswered↔shadowed flips.
 	KindChanges int
 	// Finding is the latest finding as JSON (a scan.Finding).
@@ -119,7 +122,7 @@ type Missing struct {
 type Resolve struct {
 	ID     string
 	At     time.Time
-	Reason string
+	Reason Reason
 }
 
 // Applied reports what applying a plan found.

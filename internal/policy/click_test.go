@@ -256,7 +256,7 @@ func TestResolveAfterAClick(t *testing.T) {
 		ResultChannel: "C1", ResultTS: "1.1"}
 	clicked := model.Action{Key: "click", Seq: "click/cancel_and_nudge/x/U1", Kind: model.ActionCancelAndNudge, State: model.StateDelivered}
 	tell := model.Action{Key: "tell", Seq: "tell/cancel_and_nudge/x/U1", Kind: model.ActionSlackTell, ParentKey: "click", State: model.StatePending}
-	in := Input{Now: clickNow, Routing: &model.Routing{DefaultChannel: "C1"}, Reason: func(model.Episode) string { return "the turn completed" }}
+	in := Input{Now: clickNow, Routing: &model.Routing{DefaultChannel: "C1"}, Reason: func(model.Episode) model.Reason { return model.Because(model.ClearedTurnCompleted) }}
 	for _, c := range []struct {
 		name    string
 		actions []model.Action

@@ -26,9 +26,9 @@ type Input struct {
 	// Routing is where Slack steps go; nil when the config has no slack:
 	// block, and Slack steps then run as log.
 	Routing *model.Routing
-	// Reason says how an episode cleared ("the turn completed", "answered",
-	// "the session ended"), from the current snapshot.
-	Reason func(model.Episode) string
+	// Reason says how an episode cleared (the turn completed, answered,
+	// the session ended), from the current snapshot.
+	Reason func(model.Episode) model.Reason
 	// NewID mints episode ids.
 	NewID func() string
 	// Resolves names, for each step action kind other than Slack's (whose

@@ -46,7 +46,7 @@ slack:
 func input(now time.Time, fs ...scan.Finding) Input {
 	n := 0
 	return Input{Now: now, Findings: fs, Policies: slackCfg.Policy, Routing: slackCfg.Routing(),
-		Reason: func(model.Episode) string { return "answered" },
+		Reason: func(model.Episode) model.Reason { return model.Because(model.ClearedAnswered) },
 		NewID:  func() string { n++; return fmt.Sprintf("ep%d", n) }}
 }
 
@@ -113,7 +113,7 @@ func TestDecideLifecycle(t *testing.T) {
 	// The finding is gone: the episode resolves, and the delivered first
 	// message is edited in place.
 	p4 := Decide(st, input(t0.Add(11*m)))
-	if len(p4.Resolve) != 1 || p4.Resolve[0].Reason != "answered" || seqs(p4.Actions) != "resolve:slack_update@C-default^parent" {
+	if len(p4.Resolve) != 1 || p4.Resolve[0].Reason.Words() != "answered" || seqs(p4.Actions) != "resolve:slack_update@C-default^parent" {
 		t.Fatalf("resolve: %+v actions %q", p4.Resolve, seqs(p4.Actions))
 	}
 }

@@ -66,7 +66,7 @@ func TestForceResolve(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			in := input(t0.Add(2*m), finding(model.KindStalledTurn, t0.Add(-20*m)))
-			in.Reason = func(model.Episode) string { return "resolved by hand" }
+			in.Reason = func(model.Episode) model.Reason { return model.Because(model.ClearedByHand) }
 			if tt.hold {
 				configure(&in, held)
 			}
@@ -84,7 +84,7 @@ func TestForceResolve(t *testing.T) {
 				}
 				return
 			}
-			if len(p.Resolve) != 1 || p.Resolve[0].ID != tt.id || p.Resolve[0].Reason != "resolved by hand" || !p.Resolve[0].At.Equal(in.Now) {
+			if len(p.Resolve) != 1 || p.Resolve[0].ID != tt.id || p.Resolve[0].Reason.Words() != "resolved by hand" || !p.Resolve[0].At.Equal(in.Now) {
 				t.Errorf("resolve = %+v, want %s now, resolved by hand", p.Resolve, tt.id)
 			}
 			if got := seqs(p.Actions); got != tt.actions {

@@ -6,40 +6,6 @@ import (
 	"github.com/watchdogd/watchdogd/internal/model"
 )
 
-// Why an episode cleared, as the Slack edit, the log, the ledger, `watchdogd
-// episodes show` and a webhook's resolution say it. Each is a value of its
-// own, chosen in one place (Cleared), so that each can be told apart.
-const (
-	// The session left the snapshot.
-	ClearedSessionEnded = "the session ended"
-	ClearedTaskArchived = "the task was archived"
-	ClearedSessionGone  = "the session is gone from kandev"
-	// A turn's progress.
-	ClearedTurnCompleted = "the turn completed"
-	ClearedTurnAbandoned = "the turn was abandoned — a kandev restart?"
-	ClearedAgentOutput   = "the agent produced output"
-	ClearedTurnStarted   = "a turn started"
-	ClearedTurnMovedOn   = "the turn moved on"
-	ClearedOneOpenTurn   = "one turn is open again"
-	// A session a restart left parked.
-	ClearedNewTurn      = "a new turn started"
-	ClearedAgentReplied = "the agent replied"
-	ClearedQueued       = "a message was queued for it"
-	ClearedUnparked     = "kandev no longer marks it interrupted"
-	ClearedResumed      = "the session resumed"
-	// What kandev wrote on a question's or a permission's rows.
-	ClearedAnswered         = "answered"
-	ClearedApproved         = "approved"
-	ClearedRejected         = "rejected in kandev"
-	ClearedCancelled        = "cancelled in kandev"
-	ClearedExpired          = "expired in kandev (the agent stopped waiting)"
-	ClearedQuestionGone     = "the question is gone from kandev"
-	ClearedPermissionGone   = "the permission request is gone from kandev"
-	ClearedNoLongerWaiting  = "no longer waiting for a person"
-	ClearedPermissionOrphan = "the turn closed (a kandev restart?): the permission can no longer be granted"
-	ClearedConditionUnknown = "the condition cleared"
-)
-
 // Clearing is what Cleared reads of an episode that scans no longer
 // report, and of kandev as a fresh read holds it.
 type Clearing struct {
@@ -60,7 +26,8 @@ type Clearing struct {
 }
 
 // Cleared says, from a fresh snapshot, why an episode that scans no longer
-// report cleared: what kandev recorded.
+// report cleared, as a code (its words are the code's): what kandev
+// recorded.
 //
 // A question or permission says what kandev wrote on its rows (answered,
 // rejected, cancelled, expired, approved), or that they are gone: kandev
@@ -69,7 +36,7 @@ type Clearing struct {
 // completed or was abandoned (abandoned: a restart, never "completed"). A
 // session a restart left parked says whether a new turn started or the
 // agent replied.
-func Cleared(c Clearing) string {
+func Cleared(c Clearing) model.Cleared {
 	s := c.Session
 	if s == nil {
 		return gone(c.Gone)
@@ -79,39 +46,39 @@ func Cleared(c Clearing) string {
 		return askClearing(c)
 	case model.KindStalledTurn, model.KindNeverStarted:
 		if c.TurnID == "" && s.Current != nil {
-			return ClearedTurnStarted
+			return model.ClearedTurnStarted
 		}
 		t, msgs, ok := c.own()
 		switch {
 		case !ok:
-			return ClearedTurnMovedOn
+			return model.ClearedTurnMovedOn
 		case t.Open:
-			return ClearedAgentOutput
+			return model.ClearedAgentOutput
 		case cancelled(msgs):
-			return ClearedCancelled
+			return model.ClearedCancelled
 		case abandoned(t, msgs, parkedAt(*s)):
-			return ClearedTurnAbandoned
+			return model.ClearedTurnAbandoned
 		}
-		return ClearedTurnCompleted
+		return model.ClearedTurnCompleted
 	case model.KindInterruptedSession:
 		return unparked(c)
 	case model.KindMultipleOpenTurns:
-		return ClearedOneOpenTurn
+		return model.ClearedOneOpenTurn
 	}
-	return ClearedConditionUnknown
+	return model.ClearedOther
 }
 
 // gone says why a session left the snapshot.
-func gone(g *model.SessionTrace) string {
+func gone(g *model.SessionTrace) model.Cleared {
 	switch {
 	case g == nil:
-		return ClearedSessionEnded
+		return model.ClearedSessionEnded
 	case !g.Found:
-		return ClearedSessionGone
+		return model.ClearedSessionGone
 	case g.TaskArchived:
-		return ClearedTaskArchived
+		return model.ClearedTaskArchived
 	}
-	return ClearedSessionEnded
+	return model.ClearedSessionEnded
 }
 
 // own is the episode's turn and its messages: its session's current turn,
@@ -130,32 +97,32 @@ func (c Clearing) own() (*model.Turn, []model.Message, bool) {
 }
 
 // askClearing reads a question's or permission's rows on its turn.
-func askClearing(c Clearing) string {
+func askClearing(c Clearing) model.Cleared {
 	t, msgs, ok := c.own()
 	if !ok {
-		return ClearedTurnMovedOn
+		return model.ClearedTurnMovedOn
 	}
 	current := t == c.Session.Current || t == c.Session.BeforeBoot
 	if current {
 		return askCleared(msgs, c.Kind, c.PendingID, t.Open)
 	}
-	if why := askCleared(msgs, c.Kind, c.PendingID, false); why != ClearedNoLongerWaiting && why != ClearedPermissionOrphan {
+	if why := askCleared(msgs, c.Kind, c.PendingID, false); why != model.ClearedNoLongerWaiting && why != model.ClearedPermissionOrphaned {
 		return why
 	}
-	return ClearedTurnMovedOn
+	return model.ClearedTurnMovedOn
 }
 
 // unparked says how a session a restart left parked came back: its newest
 // turn that is no boot turn is another (a new turn), or the agent replied
 // on the abandoned one.
-func unparked(c Clearing) string {
+func unparked(c Clearing) model.Cleared {
 	d, s := c.Detail, c.Session
 	if d == nil || d.AbandonedTurnID == "" {
-		return ClearedResumed // a finding stored before the turn was named
+		return model.ClearedResumed // a finding stored before the turn was named
 	}
 	t, msgs := Judged(*s)
 	if t == nil || t.ID != d.AbandonedTurnID {
-		return ClearedNewTurn
+		return model.ClearedNewTurn
 	}
 	restart := RestartAt(t, parkedAt(*s))
 	if at, err := time.Parse(time.RFC3339Nano, deref(d.RestartAt)); err == nil {
@@ -163,11 +130,11 @@ func unparked(c Clearing) string {
 	}
 	switch {
 	case replied(t, msgs, restart):
-		return ClearedAgentReplied
+		return model.ClearedAgentReplied
 	case s.Queued > 0:
-		return ClearedQueued
+		return model.ClearedQueued
 	}
-	return ClearedUnparked
+	return model.ClearedUnparked
 }
 
 // cancelled says whether a person cancelled the turn in kandev (its "Turn
@@ -194,10 +161,10 @@ func AskedOn(kind model.Kind) bool {
 
 // askCleared reads what kandev recorded on a question's or permission's
 // rows among a turn's messages; open says whether that turn is open.
-func askCleared(msgs []model.Message, kind model.Kind, pendingID string, open bool) string {
-	typ, goneWords := "clarification_request", ClearedQuestionGone
+func askCleared(msgs []model.Message, kind model.Kind, pendingID string, open bool) model.Cleared {
+	typ, goneCode := "clarification_request", model.ClearedQuestionGone
 	if kind == model.KindPendingPermission {
-		typ, goneWords = "permission_request", ClearedPermissionGone
+		typ, goneCode = "permission_request", model.ClearedPermissionGone
 	}
 	var statuses []string
 	for _, m := range msgs {
@@ -208,30 +175,21 @@ func askCleared(msgs []model.Message, kind model.Kind, pendingID string, open bo
 		statuses = append(statuses, st)
 	}
 	if len(statuses) == 0 {
-		return goneWords
+		return goneCode
 	}
 	// A bundle's rows are settled together; the first settled word in
 	// this order says it, should they differ.
-	for _, st := range []string{"answered", "approved", "rejected", "cancelled", "expired"} {
+	for _, st := range []model.Cleared{model.ClearedAnswered, model.ClearedApproved, model.ClearedRejected, model.ClearedCancelled, model.ClearedExpired} {
 		for _, got := range statuses {
-			if got == st {
-				return clearedWords[st]
+			if got == string(st) {
+				return st
 			}
 		}
 	}
 	if kind == model.KindPendingPermission && !open {
-		return ClearedPermissionOrphan
+		return model.ClearedPermissionOrphaned
 	}
-	return ClearedNoLongerWaiting
-}
-
-// clearedWords are kandev's statuses as the cleared line says them.
-var clearedWords = map[string]string{
-	"answered":  ClearedAnswered,
-	"approved":  ClearedApproved,
-	"rejected":  ClearedRejected,
-	"cancelled": ClearedCancelled,
-	"expired":   ClearedExpired,
+	return model.ClearedNoLongerWaiting
 }
 
 // hasPendingID says whether row m belongs to the question or permission

@@ -1,6 +1,7 @@
 package scan
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -60,13 +61,24 @@ func TestCleared(t *testing.T) {
 		{"one open turn", &open, model.KindMultipleOpenTurns, "", "", "one turn is open again"},
 	}
 	for _, c := range cases {
-		if got := Cleared(Clearing{Session: c.s, Kind: c.kind, TurnID: c.turn, PendingID: c.pid}); got != c.want {
-			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		got := Cleared(Clearing{Session: c.s, Kind: c.kind, TurnID: c.turn, PendingID: c.pid})
+		if got.Words() != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got.Words(), c.want)
 		}
+		clearsAs(t, c.name, c.kind, got)
 	}
 }
 
 func ptrTo(s model.Session) *model.Session { return &s }
+
+// clearsAs fails when a reason Cleared returned is not a code the
+// metric's labels were made for (model.ClearedBy of its kind).
+func clearsAs(t *testing.T, name string, kind model.Kind, got model.Cleared) {
+	t.Helper()
+	if !got.Known() || !slices.Contains(model.ClearedBy(kind), got) {
+		t.Errorf("%s: %s clears with %q, which model.ClearedBy(%s) does not list", name, kind, got, kind)
+	}
+}
 
 // TestClearedAfterTheTurnMovedOn: a question whose turn is no longer
 // current (a detached question answered after a restart resumes the
@@ -100,9 +112,11 @@ func TestClearedAfterTheTurnMovedOn(t *testing.T) {
 		if c.turn != nil {
 			cl.Turn = &model.TurnTrace{Turn: model.Turn{ID: "turn-0", StartedAt: ago(40 * m), CompletedAt: ago(30 * m)}, Messages: c.turn}
 		}
-		if got := Cleared(cl); got != c.want {
-			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		got := Cleared(cl)
+		if got.Words() != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got.Words(), c.want)
 		}
+		clearsAs(t, c.name, c.kind, got)
 	}
 }
 
@@ -137,36 +151,38 @@ func TestClearedAfterARestart(t *testing.T) {
 	cases := []struct {
 		name string
 		c    Clearing
-		want string
+		want model.Cleared
 	}{
 		// The stall's (or never-started) turn closed at its start by a
 		// restart: abandoned, on the turn itself, under a boot turn, or
 		// read after the session moved on.
-		{"stall abandoned", Clearing{Kind: model.KindStalledTurn, TurnID: "turn-1", Session: &abandonedNow}, ClearedTurnAbandoned},
-		{"never started abandoned under a boot turn", Clearing{Kind: model.KindNeverStarted, TurnID: "turn-1", Session: &booted}, ClearedTurnAbandoned},
-		{"abandoned, read after a new turn", Clearing{Kind: model.KindStalledTurn, TurnID: "turn-0", Session: &next, Turn: trace(abandonedNow)}, ClearedTurnAbandoned},
+		{"stall abandoned", Clearing{Kind: model.KindStalledTurn, TurnID: "turn-1", Session: &abandonedNow}, model.ClearedTurnAbandoned},
+		{"never started abandoned under a boot turn", Clearing{Kind: model.KindNeverStarted, TurnID: "turn-1", Session: &booted}, model.ClearedTurnAbandoned},
+		{"abandoned, read after a new turn", Clearing{Kind: model.KindStalledTurn, TurnID: "turn-0", Session: &next, Turn: trace(abandonedNow)}, model.ClearedTurnAbandoned},
 		// The agent finished: completed.
-		{"completed", Clearing{Kind: model.KindStalledTurn, TurnID: "turn-1", Session: &finished}, ClearedTurnCompleted},
-		{"completed, read after a new turn", Clearing{Kind: model.KindStalledTurn, TurnID: "turn-0", Session: &next, Turn: trace(finished)}, ClearedTurnCompleted},
+		{"completed", Clearing{Kind: model.KindStalledTurn, TurnID: "turn-1", Session: &finished}, model.ClearedTurnCompleted},
+		{"completed, read after a new turn", Clearing{Kind: model.KindStalledTurn, TurnID: "turn-0", Session: &next, Turn: trace(finished)}, model.ClearedTurnCompleted},
 		// A person cancelled it (watchdogd's cancel_and_nudge too).
-		{"cancelled", Clearing{Kind: model.KindStalledTurn, TurnID: "turn-1", Session: &cancelledTurn}, ClearedCancelled},
+		{"cancelled", Clearing{Kind: model.KindStalledTurn, TurnID: "turn-1", Session: &cancelledTurn}, model.ClearedCancelled},
 		// A session a restart left parked.
-		{"parked: a new turn", Clearing{Kind: model.KindInterruptedSession, Detail: restartDetail, Session: &next}, ClearedNewTurn},
-		{"parked: the agent replied", Clearing{Kind: model.KindInterruptedSession, Detail: restartDetail, Session: &repliedSince}, ClearedAgentReplied},
-		{"parked: a message queued", Clearing{Kind: model.KindInterruptedSession, Detail: restartDetail, Session: &queued}, ClearedQueued},
-		{"parked: no longer", Clearing{Kind: model.KindInterruptedSession, Detail: restartDetail, Session: &abandonedNow}, ClearedUnparked},
+		{"parked: a new turn", Clearing{Kind: model.KindInterruptedSession, Detail: restartDetail, Session: &next}, model.ClearedNewTurn},
+		{"parked: the agent replied", Clearing{Kind: model.KindInterruptedSession, Detail: restartDetail, Session: &repliedSince}, model.ClearedAgentReplied},
+		{"parked: a message queued", Clearing{Kind: model.KindInterruptedSession, Detail: restartDetail, Session: &queued}, model.ClearedQueued},
+		{"parked: no longer", Clearing{Kind: model.KindInterruptedSession, Detail: restartDetail, Session: &abandonedNow}, model.ClearedUnparked},
 		// A boot turn is no new turn.
-		{"parked: only a boot turn since", Clearing{Kind: model.KindInterruptedSession, Detail: restartDetail, Session: &booted}, ClearedUnparked},
-		{"parked, stored without its turn", Clearing{Kind: model.KindInterruptedSession, Session: &next}, ClearedResumed},
+		{"parked: only a boot turn since", Clearing{Kind: model.KindInterruptedSession, Detail: restartDetail, Session: &booted}, model.ClearedUnparked},
+		{"parked, stored without its turn", Clearing{Kind: model.KindInterruptedSession, Session: &next}, model.ClearedResumed},
 		// The session left the active ones.
-		{"task archived", Clearing{Kind: model.KindInterruptedSession, Gone: &model.SessionTrace{Found: true, State: "WAITING_FOR_INPUT", TaskArchived: true}}, ClearedTaskArchived},
-		{"session ended", Clearing{Kind: model.KindStalledTurn, Gone: &model.SessionTrace{Found: true, State: "COMPLETED"}}, ClearedSessionEnded},
-		{"session gone", Clearing{Kind: model.KindStalledTurn, Gone: &model.SessionTrace{}}, ClearedSessionGone},
-		{"session not read", Clearing{Kind: model.KindStalledTurn}, ClearedSessionEnded},
+		{"task archived", Clearing{Kind: model.KindInterruptedSession, Gone: &model.SessionTrace{Found: true, State: "WAITING_FOR_INPUT", TaskArchived: true}}, model.ClearedTaskArchived},
+		{"session ended", Clearing{Kind: model.KindStalledTurn, Gone: &model.SessionTrace{Found: true, State: "COMPLETED"}}, model.ClearedSessionEnded},
+		{"session gone", Clearing{Kind: model.KindStalledTurn, Gone: &model.SessionTrace{}}, model.ClearedSessionGone},
+		{"session not read", Clearing{Kind: model.KindStalledTurn}, model.ClearedSessionEnded},
 	}
 	for _, c := range cases {
-		if got := Cleared(c.c); got != c.want {
+		got := Cleared(c.c)
+		if got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
+		clearsAs(t, c.name, c.c.Kind, got)
 	}
 }

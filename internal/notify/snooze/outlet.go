@@ -29,7 +29,7 @@ type Outlet struct {
 	AddSilence func(ctx context.Context, s ledger.Silence) error
 	// Resolve resolves an open episode, superseding its pending steps;
 	// an episode resolved already is left as it is.
-	Resolve func(ctx context.Context, episodeID, reason string, at time.Time) error
+	Resolve func(ctx context.Context, episodeID string, why model.Reason, at time.Time) error
 }
 
 // Render keeps the body the click was decided with.
@@ -56,7 +56,7 @@ func (o *Outlet) Send(ctx context.Context, at notify.Attempt) notify.Sent {
 		return notify.Error(err, notify.Verdict{Retry: true, Code: "ledger"})
 	}
 	if a.Kind == model.ActionResolve {
-		if err := o.Resolve(ctx, e.ID, "resolved from Slack by "+b.User, at.Now); err != nil {
+		if err := o.Resolve(ctx, e.ID, model.Reason{Code: model.ClearedFromSlack, Who: b.User}, at.Now); err != nil {
 			return notify.Error(err, notify.Verdict{Retry: true, Code: "ledger"})
 		}
 	}

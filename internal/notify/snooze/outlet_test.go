@@ -57,7 +57,13 @@ func TestSendResolves(t *testing.T) {
 			silences = append(silences, v)
 			return nil
 		},
-		Resolve: func(_ context.Context, id, _ string, _ time.Time) error { resolved = append(resolved, id); return nil },
+		Resolve: func(_ context.Context, id string, why model.Reason, _ time.Time) error {
+			if why.Words() != "resolved from Slack by U1" || why.Code != model.ClearedFromSlack {
+				t.Errorf("resolved with %+v", why)
+			}
+			resolved = append(resolved, id)
+			return nil
+		},
 	}
 	e := model.Episode{ID: "ep1", SessionID: "s1", Kind: model.KindStalledTurn, Identity: "stalled_turn|s1|turn-1|"}
 	send := func(kind model.ActionKind) notify.Sent {
