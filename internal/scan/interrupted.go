@@ -37,7 +37,7 @@ func interruptedFindings(s model.Session, f facts, interruptTarget bool, th Thre
 	if at, ok := interruptedAt(s); ok && interruptTarget {
 		parkedAt = at
 	}
-	if abandoned(cur, s.Messages, parkedAt) {
+	if abandoned(cur, s.Messages, parkedAt, th.StallAfter) {
 		abandonedFinding(s, f, parkedAt, th, now, add)
 		return
 	}
