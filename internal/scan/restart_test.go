@@ -133,9 +133,11 @@ func TestRestartFindings(t *testing.T) {
 		{"status rows are no reply", restarted(userMessage(30*m), agent("status", 5*m, `{}`)), []string{"interrupted_session 12m "}},
 		// A person cancelled the turn (or watchdogd's cancel_and_nudge did).
 		{"cancelled", restarted(userMessage(30*m), agent("status", 12*m, `{"cancelled": true}`)), []string{}},
-		// Someone queued input for it: a person is on it, and kandev takes
-		// it at the next turn.
-		{"queued", with(restarted(userMessage(30*m)), func(s *model.Session) { s.Queued = 1 }), []string{}},
+		// Someone queued input for it: kandev takes queued input at a
+		// turn's end, and no turn runs to end. Still dead.
+		{"queued", with(restarted(userMessage(30*m)), func(s *model.Session) { s.Queued = 1 }), []string{"interrupted_session 12m "}},
+		{"queued, a permission lost", with(restarted(userMessage(30*m), aggregate(29*m), expired), func(s *model.Session) { s.Queued = 2 }),
+			[]string{"interrupted_session 12m "}},
 		// A detached question is still answerable: the question is reported.
 		{"detached question", restarted(userMessage(30*m), clarification("p1", "q1", "pending", 29*m, `, "agent_disconnected": true`)),
 			[]string{"unanswered_clarification 29m p1"}},
