@@ -7,6 +7,7 @@ import (
 	"github.com/watchdogd/watchdogd/internal/model"
 	"github.com/watchdogd/watchdogd/internal/notify"
 	"github.com/watchdogd/watchdogd/internal/policy"
+	"github.com/watchdogd/watchdogd/internal/scan"
 )
 
 // TestToldRefusalEscapedOnce: a click that did not act is told to who
@@ -23,7 +24,7 @@ func TestToldRefusalEscapedOnce(t *testing.T) {
 	}{
 		{"kandev refused", "kandev: 409 <https://evil.example|retry>",
 			"watchdogd did not answer “&lt;!here&gt; a &amp; b”: kandev: 409 &lt;https://evil.example|retry&gt;"},
-		{"no longer offered", policy.NoLongerOffered(nil, gone),
+		{"no longer offered", policy.NoLongerOffered(&scan.Finding{Detail: &scan.Detail{}}, gone),
 			"watchdogd did not answer “&lt;!here&gt; a &amp; b”: the question changed in kandev since the click: it no longer offers “&lt;!here&gt; a &amp; b”, so nothing was sent; answer in kandev"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
