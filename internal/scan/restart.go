@@ -90,13 +90,15 @@ const QuietClose = 5 * time.Minute
 // QuietClose or more (stallAfter if shorter and set) after the agent's
 // last activity. A turn without agent activity is not (it is abandoned
 // when it leaves the user's message unanswered), nor one with activity at
-// an unknown time: that may be at the close.
+// an unknown time (that may be at the close), nor one whose last activity
+// is a question or permission: the silence after it was a person's (a
+// restart while a person owes the answer closes the turn at its start).
 func quietClose(t *model.Turn, f facts, stallAfter time.Duration) bool {
 	quiet := QuietClose
 	if stallAfter > 0 && stallAfter < quiet {
 		quiet = stallAfter
 	}
-	if f.agentAtUnknown || f.lastAgent.IsZero() || t.CompletedAt.IsZero() {
+	if f.agentAtUnknown || f.lastAgent.IsZero() || t.CompletedAt.IsZero() || asks(f.lastAgentType) {
 		return false
 	}
 	return t.CompletedAt.Sub(f.lastAgent) >= quiet

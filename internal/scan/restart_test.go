@@ -242,6 +242,8 @@ func TestAbandoned(t *testing.T) {
 		{"closed under the bound", turn(40*m, 16*m), silent, time.Time{}, false},
 		// Activity at an unknown time may be at the close.
 		{"activity at an unknown time", turn(40*m, 12*m), []model.Message{userMessage(40 * m), with1(agent("tool_call", 20*m, `{}`), func(a *model.Message) { a.UpdatedAt = time.Time{} })}, time.Time{}, false},
+		// The agent's last row asked a person: the silence was theirs.
+		{"closed after a question", turn(40*m, 12*m), []model.Message{userMessage(40 * m), clarification("p1", "q1", "answered", 20*m, "")}, time.Time{}, false},
 		// No agent activity and no user message: nothing was owed.
 		{"nothing on it", turn(40*m, 12*m), nil, time.Time{}, false},
 		// Cancelled by a person (or watchdogd's cancel_and_nudge): never.
