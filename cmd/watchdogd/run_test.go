@@ -138,11 +138,17 @@ func TestAnsweredEditsOnce(t *testing.T) {
 	e.once()
 	posted := len(e.slack.Messages())
 	db := e.kandev.DB()
-	// Answer the auth question; complete the stalled turn.
+	// Answer the auth question; the stalled turn's agent ends it (kandev
+	// writes its streamed text at the close).
 	if _, err := db.Exec(`UPDATE task_session_messages SET metadata = json_set(metadata, '$.status', 'answered') WHERE turn_id = 'turn-question' AND type = 'clarification_request'`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(`UPDATE task_session_turns SET completed_at = ? WHERE id = 'turn-stalled'`, kandevdb.TS(time.Now())); err != nil {
+	closed := kandevdb.TS(time.Now())
+	if _, err := db.Exec(`INSERT INTO task_session_messages (id, task_session_id, task_id, turn_id, author_type, type, content, metadata, created_at, updated_at)
+	  SELECT 'final-stalled', task_session_id, task_id, id, 'agent', 'message', 'done', '{}', ?, ? FROM task_session_turns WHERE id = 'turn-stalled'`, closed, closed); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE task_session_turns SET completed_at = ? WHERE id = 'turn-stalled'`, closed); err != nil {
 		t.Fatal(err)
 	}
 	e.once()

@@ -57,9 +57,16 @@ func slackClientOf(c *Cycle) *slack.Client {
 }
 
 // park ends session's turns and makes it promptable in kandev's database,
-// as kandev does once a cancel took.
+// as kandev does once a cancel took: its "Turn cancelled by user" row on
+// the turn it closes.
 func park(db *kandevdb.SQLite, session string) error {
-	if _, err := db.DB().Exec(`UPDATE task_session_turns SET completed_at = ? WHERE task_session_id = ?`, kandevdb.TS(time.Now()), session); err != nil {
+	now := kandevdb.TS(time.Now())
+	if _, err := db.DB().Exec(`INSERT INTO task_session_messages (id, task_session_id, task_id, turn_id, author_type, type, content, metadata, created_at, updated_at)
+	  SELECT 'cancel-' || id, task_session_id, task_id, id, 'agent', 'status', 'Turn cancelled by user', '{"cancelled": true, "variant": "warning"}', ?, ?
+	  FROM task_session_turns WHERE task_session_id = ? AND completed_at IS NULL`, now, now, session); err != nil {
+		return err
+	}
+	if _, err := db.DB().Exec(`UPDATE task_session_turns SET completed_at = ? WHERE task_session_id = ?`, now, session); err != nil {
 		return err
 	}
 	_, err := db.DB().Exec(`UPDATE task_sessions SET state = 'WAITING_FOR_INPUT' WHERE id = ?`, session)

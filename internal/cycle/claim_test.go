@@ -130,7 +130,7 @@ func TestSlackUpdateEndsWithinItsClaim(t *testing.T) {
 	if _, err := c.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.DB().Exec(`UPDATE task_session_turns SET completed_at = ? WHERE id = 'turn-1'`, kandevdb.TS(time.Now())); err != nil {
+	if err := finishTurn(db, "turn-1"); err != nil {
 		t.Fatal(err)
 	}
 	srv.SetFault(func(method string, _ int) slacktest.Fault {

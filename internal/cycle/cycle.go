@@ -231,7 +231,8 @@ func (c *Cycle) reasons(ctx context.Context, snap *model.Snapshot, rep scan.Repo
 		}
 	}
 	return func(e model.Episode) model.Reason {
-		cl := scan.Clearing{Kind: e.Kind, TurnID: e.TurnID, PendingID: e.PendingID, Detail: policy.StoredFinding(e).Detail, Session: sessions[e.SessionID]}
+		cl := scan.Clearing{Kind: e.Kind, TurnID: e.TurnID, PendingID: e.PendingID, Detail: policy.StoredFinding(e).Detail, Session: sessions[e.SessionID],
+			StallAfter: c.Config.Thresholds.StallAfter}
 		if g, ok := traces.Sessions[e.SessionID]; ok {
 			cl.Gone = &g
 		}

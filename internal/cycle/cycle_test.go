@@ -117,6 +117,18 @@ func oneStall() *kandevdb.Builder {
 	return b
 }
 
+// finishTurn ends turn id of session s1 as kandev does when its agent
+// ends it: the agent's streamed text written as a row at the close.
+func finishTurn(db *kandevdb.SQLite, id string) error {
+	now := kandevdb.TS(time.Now())
+	if _, err := db.DB().Exec(`INSERT INTO task_session_messages (id, task_session_id, task_id, turn_id, author_type, type, content, metadata, created_at, updated_at)
+	  VALUES (?, 's1', (SELECT task_id FROM task_sessions WHERE id = 's1'), ?, 'agent', 'message', 'done', '{}', ?, ?)`, "final-"+id, id, now, now); err != nil {
+		return err
+	}
+	_, err := db.DB().Exec(`UPDATE task_session_turns SET completed_at = ? WHERE id = ?`, now, id)
+	return err
+}
+
 // oneQuestion is kandev with one unanswered question: session s1
 // WAITING_FOR_INPUT, its open turn turn-real asking "Pick A or B?" (pending
 // p1) for 20 minutes.

@@ -32,5 +32,6 @@ func Findings(snap *model.Snapshot, cfg *config.Config, now time.Time) scan.Repo
 // it is read as missing.
 func ReaderOptions(cfg *config.Config, now func() time.Time) kandev.Options {
 	tolerance := cfg.Thresholds.FutureTolerance
-	return kandev.Options{BusyTimeout: cfg.Database.BusyTimeout, NotAfter: func() time.Time { return now().Add(tolerance) }}
+	return kandev.Options{BusyTimeout: cfg.Database.BusyTimeout, NotAfter: func() time.Time { return now().Add(tolerance) },
+		StallAfter: cfg.Thresholds.StallAfter}
 }

@@ -24,8 +24,23 @@ import "github.com/watchdogd/watchdogd/internal/notify/slack"
 // About 284 KiB. The tests build the largest message of each kind and
 // check that its payload, encoded so, fits; a renderer that makes larger
 // messages raises slack's limits and so this bound.
-const MaxBody = charBytes*slack.MaxText + asciiBytes*(slack.MaxButtonValue*slack.MaxButtons+slack.MaxURL) +
-	blockBytes*slack.MaxBlocks + buttonBytes*slack.MaxButtons + envelopeBytes
+//
+// A form's submission carries the whole form back (Slack's
+// view_submission, with what was typed): its text in charBytes, each
+// option (its value, a print, and its fields) in optionBytes, each block
+// in blockBytes, its private metadata in asciiBytes. The bound is the
+// larger of the two; slack's form limits keep the form's under the
+// message's.
+const MaxBody = max(clickBody, formBody)
+
+const (
+	clickBody = charBytes*slack.MaxText + asciiBytes*(slack.MaxButtonValue*slack.MaxButtons+slack.MaxURL) +
+		blockBytes*slack.MaxBlocks + buttonBytes*slack.MaxButtons + envelopeBytes
+	formBody = charBytes*slack.MaxFormText + optionBytes*slack.MaxFormOptions + blockBytes*slack.MaxFormBlocks +
+		asciiBytes*maxPrivateMetadata + envelopeBytes
+	// maxPrivateMetadata is Slack's limit on a view's private metadata.
+	maxPrivateMetadata = 3000
+)
 
 const (
 	charBytes     = 16
@@ -33,4 +48,5 @@ const (
 	blockBytes    = 512
 	buttonBytes   = 1 << 10
 	envelopeBytes = 8 << 10
+	optionBytes   = 512
 )

@@ -15,7 +15,9 @@ import (
 	"github.com/watchdogd/watchdogd/internal/term"
 )
 
-// Slack is what the handler says to Slack itself.
+// Slack is what the handler says to Slack itself. Ephemeral's text is
+// plain (it quotes agent- and kandev-written words): the implementation
+// escapes it for Slack.
 type Slack interface {
 	Ephemeral(ctx context.Context, channel, user, text string) error
 	OpenForm(ctx context.Context, triggerID string, view slackapi.ModalViewRequest) error

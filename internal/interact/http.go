@@ -50,8 +50,9 @@ const (
 // HTTP receives Slack's signed interaction requests.
 type HTTP struct {
 	Handler *Handler
-	// Secret is the signing secret, read for each request (a rotated
-	// Secret file takes effect without a restart).
+	// Secret is the signing secret, read for each request whose headers
+	// pass HeadersCheck (a rotated secret file takes effect without a
+	// restart; an unsigned flood reads nothing).
 	Secret func() config.Secret
 	Now    func() time.Time
 	// Shed hears each request answered 503 unread.
@@ -117,8 +118,13 @@ func (s *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	deadline := time.Now().Add(s.ReadWithin)
 	_ = rc.SetReadDeadline(deadline)
+	now := s.Now()
+	if err := HeadersCheck(r.Header, now); err != nil { // before the secret: its file is read per request
+		s.unauthorized(w, rc, r, err)
+		return
+	}
 	secret := s.Secret()
-	if err := Precheck(secret, r.Header, s.Now()); err != nil {
+	if err := Precheck(secret, r.Header, now); err != nil {
 		s.unauthorized(w, rc, r, err)
 		return
 	}

@@ -119,11 +119,16 @@ func answer(got <-chan int, within time.Duration) int {
 }
 
 // TestRefusedBeforeTheBody: what the headers show is checked before any
-// of the body is read. Each request below announces a body of 1,000
-// bytes and sends none: it is answered at once, never waited for; the
-// signed request with its body is answered 200.
+// of the body is read, and before the signing secret is (its file, read
+// for each request a rotation takes: a flood of unsigned requests reads
+// nothing). Each request below announces a body of 1,000 bytes and sends
+// none: it is answered at once, never waited for; the signed request with
+// its body is answered 200.
 func TestRefusedBeforeTheBody(t *testing.T) {
-	e := newEndpoint(t, nil)
+	var reads atomic.Int32
+	e := newEndpoint(t, func(h *interact.HTTP) {
+		h.Secret = func() config.Secret { reads.Add(1); return secret }
+	})
 	now := time.Now()
 	signed := interact.Sign(secret, []byte(notOurs), now)
 	with := func(f func(h http.Header)) http.Header {
@@ -162,6 +167,9 @@ func TestRefusedBeforeTheBody(t *testing.T) {
 	}
 	if n := e.count("unauthorized"); n != len(cases)-1 {
 		t.Errorf("%d counted unauthorized, want %d", n, len(cases)-1)
+	}
+	if n := reads.Load(); n != 1 {
+		t.Errorf("the signing secret read %d times, want once (for the well-signed request too large)", n)
 	}
 	_, got := e.send(t, request{h: signed, size: len(notOurs), sent: notOurs})
 	if code := answer(got, 2*time.Second); code != http.StatusOK {

@@ -28,13 +28,24 @@ const MaxSkew = 5 * time.Minute
 var ErrUnsigned = errors.New("not signed by Slack with the signing secret, or signed more than 5 minutes from now")
 
 // Precheck is what can be told of a request's signature from its headers
-// alone, before its body is read: a signing secret is configured,
-// X-Slack-Request-Timestamp is within MaxSkew of now, and
-// X-Slack-Signature is a v0 signature ("v0=" and 64 hex digits). Anyone
-// can send a request; what is refused here costs none of its body.
+// alone, before its body is read: a signing secret is configured and the
+// headers pass HeadersCheck. Anyone can send a request; what is refused
+// here costs none of its body.
 func Precheck(secret config.Secret, h http.Header, now time.Time) error {
+	if secret == "" {
+		return ErrUnsigned
+	}
+	return HeadersCheck(h, now)
+}
+
+// HeadersCheck is what can be told of a request's signature from its
+// headers without the secret: X-Slack-Request-Timestamp is within
+// MaxSkew of now, and X-Slack-Signature is a v0 signature ("v0=" and 64
+// hex digits). What is refused here costs neither its body nor a read of
+// the secret's file.
+func HeadersCheck(h http.Header, now time.Time) error {
 	sec, err := strconv.ParseInt(h.Get("X-Slack-Request-Timestamp"), 10, 64)
-	if err != nil || secret == "" {
+	if err != nil {
 		return ErrUnsigned
 	}
 	if d := now.Sub(time.Unix(sec, 0)); d > MaxSkew || d < -MaxSkew {

@@ -181,7 +181,7 @@ func (r *Reader) readReplies(ctx context.Context, tx *sql.Tx, snap *model.Snapsh
 	var turns []*model.Turn
 	var ids []string
 	for i := range sessions {
-		if t, _ := scan.Judged(sessions[i]); t != nil && !t.NullID && scan.MayBeAbandoned(sessions[i]) {
+		if t, _ := scan.Judged(sessions[i]); t != nil && !t.NullID && scan.MayBeAbandoned(sessions[i], r.stallAfter) {
 			turns, ids = append(turns, t), append(ids, t.ID)
 		}
 	}

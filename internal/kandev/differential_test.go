@@ -226,7 +226,7 @@ func openDiffDBs(t testing.TB) []diffDB {
 		{dialect: authority.Postgres, db: post, reset: func(ctx context.Context) error { _, err := post.Conn().Exec(ctx, emptyTables); return err }},
 	}
 	for i := range dbs {
-		r, err := kandev.Open(ctx, dbs[i].db.URL(), kandev.Options{})
+		r, err := kandev.Open(ctx, dbs[i].db.URL(), kandev.Options{StallAfter: diffStallAfter})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -36,6 +36,8 @@ type Reader struct {
 	onStatement func(query string)
 	// notAfter is Options.NotAfter.
 	notAfter func() time.Time
+	// stallAfter is Options.StallAfter.
+	stallAfter time.Duration
 	// lastSessions is the previous full snapshot's session count, the
 	// capacity the next one starts with: growing a slice of 10,000 Sessions
 	// by doubling cost more than decoding them.
@@ -58,6 +60,10 @@ type Options struct {
 	// Snapshot.Future. kandev writes some values with SQL's
 	// CURRENT_TIMESTAMP, local time on a PostgreSQL role outside UTC.
 	NotAfter func() time.Time
+	// StallAfter is the scan's thresholds.stall_after: a turn closed that
+	// long after its agent's last activity may have been abandoned
+	// (scan.MayBeAbandoned), and its replies are read.
+	StallAfter time.Duration
 }
 
 // Open connects to kandev's database and checks the schema watchdogd reads.
@@ -66,7 +72,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Reader{dialect: authority.SQLite, name: dburl.Redact(rawURL), onStatement: opts.OnStatement, notAfter: opts.NotAfter}
+	r := &Reader{dialect: authority.SQLite, name: dburl.Redact(rawURL), onStatement: opts.OnStatement, notAfter: opts.NotAfter, stallAfter: opts.StallAfter}
 	var pgConfig *pgx.ConnConfig
 	if target.Kind == dburl.Postgres {
 		r.dialect = authority.Postgres

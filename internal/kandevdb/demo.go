@@ -62,10 +62,11 @@ func Demo(now time.Time) Dataset {
 	s = b.Session("sess-idle", "Triage flaky tests", "ws-web", "WAITING_FOR_INPUT", 3*time.Hour, "")
 	s.Turn("turn-idle", 2*time.Hour, 90*m, "").
 		Clarification("p-done", "q-done", "Which suite?", "Which suite first?", nil, "answered", 100*m, nil)
-	// Healthy: interrupted, but the user queued input already.
-	s = b.Session("sess-queued", "Bump dependencies", "ws-ops", "WAITING_FOR_INPUT", 2*time.Hour,
-		fmt.Sprintf(`{"interrupted_at": %q}`, now.Add(-30*m).UTC().Format(time.RFC3339)))
-	s.Turn("turn-queued", 60*m, 31*m, "")
+	// Healthy: input queued while its agent works; kandev takes it at the
+	// turn's end. (Queued input does not revive a session a restart left
+	// dead: no turn runs to end.)
+	s = b.Session("sess-queued", "Bump dependencies", "ws-ops", "RUNNING", 2*time.Hour, "")
+	s.Turn("turn-queued", 60*m, -1, "").Agent("tool_call", 2*m)
 	s.Queue("continue please")
 	// Healthy: an autopilot child waiting on its parent agent.
 	s = b.Session("sess-child", "Autopilot: split PR", "ws-web", "RUNNING", 60*m, "")

@@ -20,16 +20,6 @@ type Occurrence struct {
 	At     time.Time
 }
 
-// Due returns the newest step occurrence due at now for an episode that
-// began at since, whatever its destination (DueSteps with one).
-func Due(since time.Time, p *model.Policy, now time.Time) (Occurrence, bool) {
-	occ := DueSteps(since, p, now, func(model.Step) string { return "" })
-	if len(occ) == 0 {
-		return Occurrence{}, false
-	}
-	return occ[0], true
-}
-
 // DueSteps returns, for each destination the ladder sends to (dest names a
 // step's), the newest step occurrence due at now for an episode that began
 // at since, in ladder order. A step replaces an earlier one only at the

@@ -9,6 +9,8 @@ import (
 	"github.com/watchdogd/watchdogd/internal/model"
 )
 
+// TestDue: the newest step occurrence due of a ladder to one destination
+// (DueSteps with every step's destination the same).
 func TestDue(t *testing.T) {
 	since := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
 	m := time.Minute
@@ -38,7 +40,15 @@ func TestDue(t *testing.T) {
 		{"now before since", ladder, -m, false, 0, 0},
 	}
 	for _, c := range cases {
-		occ, ok := Due(since, c.p, since.Add(c.at))
+		due := DueSteps(since, c.p, since.Add(c.at), func(model.Step) string { return "" })
+		if len(due) > 1 {
+			t.Fatalf("%s: %d occurrences to one destination: %+v", c.name, len(due), due)
+		}
+		var occ Occurrence
+		ok := len(due) == 1
+		if ok {
+			occ = due[0]
+		}
 		if ok != c.ok || (ok && (occ.Step != c.step || occ.Repeat != c.repeat)) {
 			t.Errorf("%s: got step %d repeat %d ok %v, want step %d repeat %d ok %v", c.name, occ.Step, occ.Repeat, ok, c.step, c.repeat, c.ok)
 		}

@@ -11,7 +11,7 @@ import (
 // TestRetryFailed: which failed actions `episodes retry` queues again.
 func TestRetryFailed(t *testing.T) {
 	act := func(key string, state model.State, created time.Duration) model.Action {
-		return model.Action{Key: key, State: state, CreatedAt: t0.Add(created)}
+		return model.Action{Key: key, Kind: model.ActionSlack, Channel: "C1", State: state, CreatedAt: t0.Add(created)}
 	}
 	ep := func(id string, acts ...model.Action) model.Episode {
 		return model.Episode{ID: id, Kind: "stalled_turn", Actions: acts}
@@ -36,6 +36,14 @@ func TestRetryFailed(t *testing.T) {
 		ep("e11", model.Action{Key: "e11-slack", Kind: model.ActionSlack, Channel: "C1", State: model.StateFailed, CreatedAt: t0},
 			model.Action{Key: "e11-am", Kind: model.ActionAlertmanager, State: model.StateFailed, CreatedAt: t0.Add(time.Second)},
 			model.Action{Key: "e11-mention", Kind: model.ActionSlack, Channel: "C1", State: model.StateFailed, CreatedAt: t0.Add(time.Hour)}),
+		// The Slack post failed for good while the alert to Alertmanager
+		// was delivered: nobody in the channel was told, and the post is
+		// queued.
+		ep("e12", model.Action{Key: "e12-slack", Seq: "step/stalled_turn/0/0", Kind: model.ActionSlack, Channel: "C1", State: model.StateFailed, Error: "channel_not_found", CreatedAt: t0},
+			model.Action{Key: "e12-am", Seq: "step/stalled_turn/1/0", Kind: model.ActionAlertmanager, State: model.StateDelivered, CreatedAt: t0}),
+		// A click whose answer failed is no step: never queued again (it
+		// could answer what someone else answered since), nor untold.
+		ep("e13", act("e13-first", model.StateDelivered, 0), model.Action{Key: "e13-answer", Kind: model.ActionAnswer, State: model.StateFailed, CreatedAt: t0.Add(time.Minute)}),
 		// Nothing failed.
 		ep("e7", act("e7-first", model.StateDelivered, 0)),
 		ep("e8"),
@@ -47,8 +55,10 @@ func TestRetryFailed(t *testing.T) {
 		want []string
 		ok   bool
 	}{
-		{"all open episodes", "", []string{"e1-first", "e2-mention", "e6-mention", "e9-first", "e11-mention", "e11-am"}, true},
+		{"all open episodes", "", []string{"e1-first", "e2-mention", "e6-mention", "e9-first", "e11-mention", "e11-am", "e12-slack"}, true},
 		{"two destinations", "e11", []string{"e11-mention", "e11-am"}, true},
+		{"one destination of two told", "e12", []string{"e12-slack"}, true},
+		{"a failed click", "e13", nil, true},
 		{"one episode", "e2", []string{"e2-mention"}, true},
 		{"one that someone was told of", "e3", nil, true},
 		{"an episode that is not open", "e10", nil, false},
@@ -60,7 +70,7 @@ func TestRetryFailed(t *testing.T) {
 		}
 	}
 	// The episodes retry would queue are the ones an alert counts.
-	if got := Untold(st); len(got) != 2 || got["interrupted_session"] != 1 || got["stalled_turn"] != 4 {
-		t.Errorf("untold %v, want e1 (interrupted_session), e2, e6, e9 and e11 (stalled_turn)", got)
+	if got := Untold(st); len(got) != 2 || got["interrupted_session"] != 1 || got["stalled_turn"] != 5 {
+		t.Errorf("untold %v, want e1 (interrupted_session), e2, e6, e9, e11 and e12 (stalled_turn)", got)
 	}
 }

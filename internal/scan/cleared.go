@@ -23,6 +23,9 @@ type Clearing struct {
 	// neither as its session's current turn nor as the turn before a boot
 	// turn (nil when it was not read).
 	Turn *model.TurnTrace
+	// StallAfter is thresholds.stall_after: a turn that closed that long
+	// after its agent's last activity was abandoned (see abandoned).
+	StallAfter time.Duration
 }
 
 // Cleared says, from a fresh snapshot, why an episode that scans no longer
@@ -56,7 +59,7 @@ func Cleared(c Clearing) model.Cleared {
 			return model.ClearedAgentOutput
 		case cancelled(msgs):
 			return model.ClearedCancelled
-		case abandoned(t, msgs, parkedAt(*s)):
+		case abandoned(t, msgs, parkedAt(*s), c.StallAfter):
 			return model.ClearedTurnAbandoned
 		}
 		return model.ClearedTurnCompleted

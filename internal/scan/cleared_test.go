@@ -143,6 +143,12 @@ func TestClearedAfterARestart(t *testing.T) {
 	restartDetail := &Detail{Interruption: InterruptionAbandoned, AbandonedTurnID: "turn-1", RestartAt: ptr("2026-11-29T11:48:00Z")}
 	repliedSince := with(parked(), func(s *model.Session) { s.Current.RepliedAt = ago(m) })
 	queued := with(parked(), func(s *model.Session) { s.Queued = 1 })
+	// On SQLite a restart while a follow-up prompt runs closes its turn
+	// at the real close, no interrupted_at, no row: quiet since the
+	// agent's last activity.
+	quiet := with(session("WAITING_FOR_INPUT", 40*m, userMessage(40*m), agent("tool_call", 20*m, `{}`)), func(s *model.Session) {
+		s.Current.Open, s.Current.CompletedAt, s.Current.UpdatedAt = false, ago(12*m), ago(12*m)
+	})
 	trace := func(s model.Session) *model.TurnTrace {
 		tr := &model.TurnTrace{Turn: *s.Current, Messages: s.Messages}
 		tr.Turn.ID = "turn-0"
@@ -158,6 +164,7 @@ func TestClearedAfterARestart(t *testing.T) {
 		// read after the session moved on.
 		{"stall abandoned", Clearing{Kind: model.KindStalledTurn, TurnID: "turn-1", Session: &abandonedNow}, model.ClearedTurnAbandoned},
 		{"never started abandoned under a boot turn", Clearing{Kind: model.KindNeverStarted, TurnID: "turn-1", Session: &booted}, model.ClearedTurnAbandoned},
+		{"stall closed quiet by a restart", Clearing{Kind: model.KindStalledTurn, TurnID: "turn-1", Session: &quiet, StallAfter: 15 * m}, model.ClearedTurnAbandoned},
 		{"abandoned, read after a new turn", Clearing{Kind: model.KindStalledTurn, TurnID: "turn-0", Session: &next, Turn: trace(abandonedNow)}, model.ClearedTurnAbandoned},
 		// The agent finished: completed.
 		{"completed", Clearing{Kind: model.KindStalledTurn, TurnID: "turn-1", Session: &finished}, model.ClearedTurnCompleted},

@@ -247,9 +247,10 @@ func TestRules(t *testing.T) {
 		// as the turn's start, as a restart closes it.
 		{"dropped prompt, close unknown", []model.Session{with(session("WAITING_FOR_INPUT", 30*time.Minute,
 			userMessage(30*time.Minute)), func(s *model.Session) { s.Current.Open = false })}, defaults, []string{"interrupted_session 30m "}},
-		// Something queued will start the next turn.
+		// Something queued waits for a turn's end, and no turn runs: the
+		// dropped prompt is still reported.
 		{"dropped prompt, something queued", []model.Session{with(session("WAITING_FOR_INPUT", 30*time.Minute,
-			userMessage(30*time.Minute)), both(closedAgo(20*time.Minute), func(s *model.Session) { s.Queued = 1 }))}, defaults, []string{}},
+			userMessage(30*time.Minute)), both(closedAgo(20*time.Minute), func(s *model.Session) { s.Queued = 1 }))}, defaults, []string{"interrupted_session 20m "}},
 		// A turn with no user message (started by kandev itself) owes no reply.
 		{"closed turn without a user message", []model.Session{with(session("WAITING_FOR_INPUT", 30*time.Minute), closedAgo(20*time.Minute))},
 			defaults, []string{}},

@@ -15,8 +15,8 @@ import (
 // shows one that was pending, and marks it expired when a grant fails on
 // permission_not_found). Only a new turn (the judged turn is then another),
 // a reply, or the session ending or its task archived (it leaves the
-// snapshot) ends that — or a person queueing input for it, which kandev
-// takes at its next turn. A question still pending on the turn is reported
+// snapshot) ends that. Input queued for it does not: kandev takes queued
+// input at a turn's end, and no turn runs to end. A question still pending on the turn is reported
 // as the question instead: kandev marks a detached question answerable,
 // and answering it resumes the session. Once a person answered it, the
 // wait counts from the answer, since kandev resumes the agent in a new
@@ -30,18 +30,18 @@ import (
 // turn, WAITING_FOR_INPUT) is reported from interrupted_at.
 func interruptedFindings(s model.Session, f facts, interruptTarget bool, th Thresholds, now time.Time, add adder) {
 	cur := s.Current
-	if f.anyPending || s.Queued > 0 || cur != nil && cur.Open {
+	if f.anyPending || cur != nil && cur.Open {
 		return
 	}
 	var parkedAt time.Time
 	if at, ok := interruptedAt(s); ok && interruptTarget {
 		parkedAt = at
 	}
-	if abandoned(cur, s.Messages, parkedAt) {
+	if abandoned(cur, s.Messages, parkedAt, th.StallAfter) {
 		abandonedFinding(s, f, parkedAt, th, now, add)
 		return
 	}
-	if s.State != "WAITING_FOR_INPUT" || parkedAt.IsZero() || now.Sub(parkedAt) < th.InterruptedAfter {
+	if s.Queued > 0 || s.State != "WAITING_FOR_INPUT" || parkedAt.IsZero() || now.Sub(parkedAt) < th.InterruptedAfter {
 		return
 	}
 	d := &Detail{Interruption: InterruptionRestart}

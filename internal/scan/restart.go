@@ -46,10 +46,11 @@ func Judged(s model.Session) (*model.Turn, []model.Message) {
 // turn so), or at or before the task's interrupted_at (zero: not set, or
 // not this session's), or with the user's last message unanswered, or with
 // a permission the agent asked still pending (kandev closes such a turn
-// only on a restart) — and not cancelled by a person (kandev's "Turn
+// only on a restart), or closed quiet (quietClose; stallAfter is
+// thresholds.stall_after) — and not cancelled by a person (kandev's "Turn
 // cancelled by user" row, which watchdogd's own cancel_and_nudge writes
 // too), and not a boot turn.
-func abandoned(t *model.Turn, msgs []model.Message, interruptedAt time.Time) bool {
+func abandoned(t *model.Turn, msgs []model.Message, interruptedAt time.Time, stallAfter time.Duration) bool {
 	if t == nil || t.Open || BootTurn(t, msgs) {
 		return false
 	}
@@ -70,17 +71,47 @@ func abandoned(t *model.Turn, msgs []model.Message, interruptedAt time.Time) boo
 		return true
 	case f.unanswered():
 		return true
+	case quietClose(t, f, stallAfter):
+		return true
 	}
 	return perm != nil && pendingStatus(*perm)
 }
 
+// QuietClose is how long after the agent's last activity a turn closes
+// at most when the agent finished it, unless thresholds.stall_after is
+// shorter. kandev writes an agent's streamed text when a tool call starts
+// or the turn ends, so a turn the agent ended shows activity at its close,
+// give or take the seconds the agent takes to end it. A turn a restart
+// closed while its follow-up prompt ran (no interrupted_at, and on SQLite
+// its completed_at the real close) shows the silence before the restart.
+const QuietClose = 5 * time.Minute
+
+// quietClose says whether closed turn t, whose rows show f, closed quiet:
+// QuietClose or more (stallAfter if shorter and set) after the agent's
+// last activity. A turn without agent activity is not (it is abandoned
+// when it leaves the user's message unanswered), nor one with activity at
+// an unknown time (that may be at the close), nor one whose last activity
+// is a question or permission: the silence after it was a person's (a
+// restart while a person owes the answer closes the turn at its start).
+func quietClose(t *model.Turn, f facts, stallAfter time.Duration) bool {
+	quiet := QuietClose
+	if stallAfter > 0 && stallAfter < quiet {
+		quiet = stallAfter
+	}
+	if f.agentAtUnknown || f.lastAgent.IsZero() || t.CompletedAt.IsZero() || asks(f.lastAgentType) {
+		return false
+	}
+	return t.CompletedAt.Sub(f.lastAgent) >= quiet
+}
+
 // MayBeAbandoned says whether the turn s's findings judge may have been
-// abandoned, taking the task's interrupted_at as this session's: the
-// reader reads the newest reply (model.Turn.RepliedAt) of such turns only.
-func MayBeAbandoned(s model.Session) bool {
+// abandoned, taking the task's interrupted_at as this session's
+// (stallAfter is thresholds.stall_after): the reader reads the newest
+// reply (model.Turn.RepliedAt) of such turns only.
+func MayBeAbandoned(s model.Session, stallAfter time.Duration) bool {
 	t, msgs := Judged(s)
 	at, _ := interruptedAt(s)
-	return abandoned(t, msgs, at)
+	return abandoned(t, msgs, at, stallAfter)
 }
 
 // RestartAt is the restart instant of an abandoned turn: its updated_at,

@@ -133,9 +133,11 @@ func TestRestartFindings(t *testing.T) {
 		{"status rows are no reply", restarted(userMessage(30*m), agent("status", 5*m, `{}`)), []string{"interrupted_session 12m "}},
 		// A person cancelled the turn (or watchdogd's cancel_and_nudge did).
 		{"cancelled", restarted(userMessage(30*m), agent("status", 12*m, `{"cancelled": true}`)), []string{}},
-		// Someone queued input for it: a person is on it, and kandev takes
-		// it at the next turn.
-		{"queued", with(restarted(userMessage(30*m)), func(s *model.Session) { s.Queued = 1 }), []string{}},
+		// Someone queued input for it: kandev takes queued input at a
+		// turn's end, and no turn runs to end. Still dead.
+		{"queued", with(restarted(userMessage(30*m)), func(s *model.Session) { s.Queued = 1 }), []string{"interrupted_session 12m "}},
+		{"queued, a permission lost", with(restarted(userMessage(30*m), aggregate(29*m), expired), func(s *model.Session) { s.Queued = 2 }),
+			[]string{"interrupted_session 12m "}},
 		// A detached question is still answerable: the question is reported.
 		{"detached question", restarted(userMessage(30*m), clarification("p1", "q1", "pending", 29*m, `, "agent_disconnected": true`)),
 			[]string{"unanswered_clarification 29m p1"}},
@@ -147,6 +149,13 @@ func TestRestartFindings(t *testing.T) {
 		{"question answered, nobody resumed", restarted(userMessage(30*m),
 			with1(clarification("p1", "q1", "answered", 29*m, ""), func(c *model.Message) { c.UpdatedAt = ago(11 * m) })),
 			[]string{"interrupted_session 11m "}},
+		// On SQLite a restart while a follow-up prompt ran closes its turn
+		// at the real close (and updated_at with it), sets no
+		// interrupted_at, writes no row: the agent's output, then 8m of
+		// silence, then the close. Parked since the close.
+		{"a follow-up closed quiet", with(session("WAITING_FOR_INPUT", 40*m, userMessage(40*m), agent("tool_call", 20*m, `{}`)), func(s *model.Session) {
+			s.Current.Open, s.Current.CompletedAt, s.Current.UpdatedAt, s.Current.MessageCount = false, ago(12*m), ago(12*m), 2
+		}), []string{"interrupted_session 12m "}},
 		// The restart was 9m ago: under interrupted_after.
 		{"too young", with(restarted(userMessage(30*m)), func(s *model.Session) { s.Current.UpdatedAt = ago(9 * m) }), []string{}},
 		// A boot turn after the abandoned one (a resume that never got to
@@ -198,7 +207,11 @@ func TestAbandoned(t *testing.T) {
 		return &model.Turn{ID: "t", StartedAt: ago(started), CompletedAt: ago(completed), MessageCount: 2}
 	}
 	parked := ago(25 * m)
-	answered := []model.Message{userMessage(30 * m), aggregate(28 * m)}
+	// The agent's last row comes at the close it asks for (kandev writes
+	// streamed text when the turn ends), give or take seconds.
+	answered := []model.Message{userMessage(30 * m), aggregate(26 * m)}
+	// A follow-up prompt the agent worked on, then went silent.
+	silent := []model.Message{userMessage(40 * m), agent("tool_call", 20*m, `{}`)}
 	cases := []struct {
 		name     string
 		t        *model.Turn
@@ -209,17 +222,30 @@ func TestAbandoned(t *testing.T) {
 		// A restart closes the running turn at its start.
 		{"closed at its start", turn(30*m, 30*m), answered, time.Time{}, true},
 		// The agent finished: closed later, its reply after the prompt.
-		{"finished", turn(30*m, 20*m), answered, time.Time{}, false},
+		{"finished", turn(30*m, 24*m), answered, time.Time{}, false},
 		// Closed at or before the task's interrupted_at.
 		{"closed before interrupted_at", turn(30*m, 26*m), answered, parked, true},
 		{"closed at interrupted_at", turn(30*m, 25*m), answered, parked, true},
-		{"closed after interrupted_at", turn(30*m, 20*m), answered, parked, false},
+		{"closed after interrupted_at", turn(30*m, 24*m), answered, parked, false},
 		// Closed with the user's last message unanswered (a follow-up
 		// prompt a restart dropped: on SQLite its close is the real one).
 		{"last message unanswered", turn(30*m, 20*m), []model.Message{userMessage(30 * m)}, time.Time{}, true},
 		// Closed with a permission still pending.
 		{"a permission pending", turn(30*m, 20*m), append(answered, permissionReq("p", "pending", 27*m)), time.Time{}, true},
-		{"a permission granted", turn(30*m, 20*m), append(answered, permissionReq("p", "approved", 27*m)), time.Time{}, false},
+		{"a permission granted", turn(30*m, 24*m), append(answered, permissionReq("p", "approved", 27*m)), time.Time{}, false},
+		// Closed quiet: a restart while a follow-up prompt ran closes its
+		// turn at the real close on SQLite, sets no interrupted_at, and
+		// writes no row: the close comes QuietClose or more after the
+		// agent's last activity.
+		{"closed quiet", turn(40*m, 12*m), silent, time.Time{}, true},
+		{"closed quiet at the bound", turn(40*m, 15*m), silent, time.Time{}, true},
+		{"closed under the bound", turn(40*m, 16*m), silent, time.Time{}, false},
+		// Activity at an unknown time may be at the close.
+		{"activity at an unknown time", turn(40*m, 12*m), []model.Message{userMessage(40 * m), with1(agent("tool_call", 20*m, `{}`), func(a *model.Message) { a.UpdatedAt = time.Time{} })}, time.Time{}, false},
+		// The agent's last row asked a person: the silence was theirs.
+		{"closed after a question", turn(40*m, 12*m), []model.Message{userMessage(40 * m), clarification("p1", "q1", "answered", 20*m, "")}, time.Time{}, false},
+		// No agent activity and no user message: nothing was owed.
+		{"nothing on it", turn(40*m, 12*m), nil, time.Time{}, false},
 		// Cancelled by a person (or watchdogd's cancel_and_nudge): never.
 		{"cancelled at its start", turn(30*m, 30*m), []model.Message{userMessage(30 * m), agent("status", 30*m, `{"cancelled": true}`)}, parked, false},
 		// Still open, or a boot turn: never.
@@ -227,8 +253,13 @@ func TestAbandoned(t *testing.T) {
 		{"a boot turn", &model.Turn{ID: "b", StartedAt: ago(m), CompletedAt: ago(m), MessageCount: 1}, []model.Message{bootScript(m, true)}, time.Time{}, false},
 	}
 	for _, c := range cases {
-		if got := abandoned(c.t, c.msgs, c.parkedAt); got != c.want {
+		if got := abandoned(c.t, c.msgs, c.parkedAt, 15*m); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
+	}
+	// A stall_after under QuietClose is the bound: a turn stalled when it
+	// closed was abandoned.
+	if !abandoned(turn(40*m, 17*m), silent, time.Time{}, 2*m) || abandoned(turn(40*m, 19*m), silent, time.Time{}, 2*m) {
+		t.Errorf("stall_after 2m: a close 3m after the last activity is abandoned, 1m after is not")
 	}
 }

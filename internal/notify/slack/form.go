@@ -34,33 +34,54 @@ func Form(f scan.Finding, v ButtonValue, channel, ts string) slackapi.ModalViewR
 		d = &scan.Detail{}
 	}
 	meta := FormMeta{Value: v, Channel: channel, TS: ts}
-	for i, q := range d.Questions {
-		if i >= maxFormQuestions {
-			break
-		}
+	n := min(len(d.Questions), maxFormQuestions)
+	for i, q := range d.Questions[:n] {
+		sh := formShare(n, len(q.Options))
 		meta.Questions = append(meta.Questions, scan.QuestionPrint(q))
 		title := buttonText(strings.TrimSpace(q.Title + " " + q.Prompt))
-		if len(q.Options) > 0 {
+		if sh.options > 0 {
 			var opts []*slackapi.OptionBlockObject
-			for j, o := range q.Options {
-				if j >= 100 {
-					break
-				}
-				opts = append(opts, slackapi.NewOptionBlockObject(scan.OptionPrint(q, o), plainClip(o.Label, 75), nil))
+			for _, o := range q.Options[:sh.options] {
+				opts = append(opts, slackapi.NewOptionBlockObject(scan.OptionPrint(q, o), plainClip(o.Label, sh.label), nil))
 			}
-			sel := slackapi.NewOptionsSelectBlockElement(slackapi.OptTypeStatic, plain("Choose"), "choice", opts...)
-			in := slackapi.NewInputBlock(fmt.Sprintf("q%d", i), plainClip(title, 2000), nil, sel)
+			choose := "Choose"
+			if sh.options < len(q.Options) {
+				choose = fmt.Sprintf("Choose (%d of %d shown)", sh.options, len(q.Options))
+			}
+			sel := slackapi.NewOptionsSelectBlockElement(slackapi.OptTypeStatic, plain(choose), "choice", opts...)
+			in := slackapi.NewInputBlock(fmt.Sprintf("q%d", i), plainClip(title, sh.title), nil, sel)
 			in.Optional = true
 			blocks = append(blocks, in)
 		}
 		txt := slackapi.NewPlainTextInputBlockElement(plain("Or write an answer"), "text")
-		txt.Multiline, txt.MaxLength = true, 2000
-		in := slackapi.NewInputBlock(fmt.Sprintf("t%d", i), plainClip("Your own answer: "+title, 2000), nil, txt)
+		txt.Multiline, txt.MaxLength = true, sh.typed
+		in := slackapi.NewInputBlock(fmt.Sprintf("t%d", i), plainClip("Your own answer: "+title, sh.title), nil, txt)
 		in.Optional = true
 		blocks = append(blocks, in)
 	}
 	return slackapi.ModalViewRequest{Type: slackapi.VTModal, CallbackID: FormCallback, PrivateMetadata: meta.Encode(),
 		Title: plain("Answer kandev"), Submit: plain("Answer"), Close: plain("Cancel"), Blocks: slackapi.Blocks{BlockSet: blocks}}
+}
+
+// share is what one question of a form may hold: how many of its
+// options, the characters of each option's label, of each of its two
+// labels, and of the answer typed in its text field.
+type share struct{ options, label, title, typed int }
+
+// formShare is the share of one of n questions with options options:
+// MaxFormText and MaxFormOptions split evenly among the questions, at
+// most what Slack takes (100 options, 75 characters a label, 2,000 a
+// label or a typed answer). A fifth of the text each for its two labels
+// and the typed answer, two fifths for its options' labels, and what
+// they leave to the typed answer too. Options past its share are not
+// shown (the select says how many are; an answer can still be written).
+func formShare(n, options int) share {
+	text := MaxFormText / max(n, 1)
+	sh := share{title: min(2000, text/5)}
+	sh.options = min(options, 100, MaxFormOptions/max(n, 1))
+	sh.label = min(75, (text*2/5)/max(sh.options, 1))
+	sh.typed = min(2000, text-2*sh.title-sh.options*sh.label)
+	return sh
 }
 
 // FormMeta is what a form carries from its click to its submission.

@@ -29,6 +29,21 @@ const (
 	MaxButtonValue = 200
 )
 
+// The most a form Form makes can hold. Its submission (Slack's
+// view_submission) carries the whole form back, every option of every
+// select, with what was typed, so these bound the endpoint's reads like
+// the message's limits (interact.MaxBody is derived from both).
+const (
+	// MaxFormText is the most characters of a form's text: its labels,
+	// its options' labels, and what its text fields take typed.
+	MaxFormText = 7000
+	// MaxFormOptions is the most options of all of a form's selects.
+	MaxFormOptions = 200
+	// MaxFormBlocks is the most blocks of a form: a select and a text
+	// field per question.
+	MaxFormBlocks = 2 * maxFormQuestions
+)
+
 // maxNotice is room for the notice that what follows is not shown
 // (moreNotShown) and the line break before it.
 const maxNotice = 64

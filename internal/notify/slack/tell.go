@@ -41,7 +41,7 @@ func (o *Outlet) tell(ctx context.Context, at notify.Attempt) notify.Sent {
 		return notify.Failed("decode the click: " + err.Error())
 	}
 	if !acted {
-		text := fmt.Sprintf("watchdogd did not %s: %s", escapeText(Doing(click.Kind, b)), escapeText(click.Error)) // agent-written labels, kandev-written errors
+		text := fmt.Sprintf("watchdogd did not %s: %s", Doing(click.Kind, b), click.Error) // plain: Ephemeral escapes it
 		if err := o.Client.Ephemeral(ctx, b.Channel, b.User, text); err != nil {
 			return failed(err)
 		}
@@ -177,11 +177,15 @@ func (s *Client) TextAt(ctx context.Context, channel, ts string) (string, error)
 }
 
 // Ephemeral shows text to one user in a channel (chat.postEphemeral).
+// text is plain and shown as written: every reply of this kind carries
+// words someone else wrote (an agent's option label, kandev's error, a
+// refusal quoting either), so it is escaped here, once, for all of them:
+// nothing in it can mention, link or format.
 func (s *Client) Ephemeral(ctx context.Context, channel, user, text string) error {
 	if err := s.pace(ctx, channel); err != nil {
 		return err
 	}
-	_, err := s.client.PostEphemeralContext(ctx, channel, user, slackapi.MsgOptionText(clip(text, maxFallback), false))
+	_, err := s.client.PostEphemeralContext(ctx, channel, user, slackapi.MsgOptionText(clip(escapeText(text), maxFallback), false))
 	if err != nil {
 		return fmt.Errorf("chat.postEphemeral to %s in %s: %w", user, channel, err)
 	}
