@@ -103,8 +103,13 @@ type status struct {
 	lastOK   time.Time
 	lastErr  string
 	failures int // consecutive failed cycles
-	sched    cron.Schedule
-	leader   bool
+	// failingSince is when the first of those failures came, scanFailing
+	// whether the last one's scan failed (kandev unread), not only what
+	// came after it: the page, the API and /readyz say both.
+	failingSince time.Time
+	scanFailing  bool
+	sched        cron.Schedule
+	leader       bool
 }
 
 // Run is `watchdogd run`: it runs until ctx is cancelled (SIGTERM), then
