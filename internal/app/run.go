@@ -53,11 +53,14 @@ func NewCycle(ctx context.Context, in Inputs, cfg *config.Config, log *zap.Logge
 	}
 	WarnCleartext(log, cfg, src)
 	if d.Reader, err = kandev.Open(ctx, src.Database, cycle.ReaderOptions(cfg, now)); err != nil {
-		return nil, d, err
+		return nil, d, FromError(err, src.DatabaseFrom)
 	}
-	if d.Store, err = ledger.Open(ctx, src.State); err != nil {
+	if err = ledger.CheckPath(src.State); err == nil {
+		d.Store, err = ledger.Open(ctx, src.State)
+	}
+	if err != nil {
 		d.Close()
-		return nil, d, err
+		return nil, d, FromError(err, src.StateFrom)
 	}
 	c := &cycle.Cycle{Config: cfg, Reader: d.Reader, Store: d.Store, Log: log, Metrics: m, Now: now, Holder: Holder()}
 	if c.Outlets, err = Connect(cfg, src, log, c); err != nil {

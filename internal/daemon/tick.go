@@ -8,6 +8,7 @@ import (
 	"github.com/robfig/cron/v3"
 	"go.uber.org/zap"
 
+	"github.com/watchdogd/watchdogd/internal/app"
 	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/ledger"
 	"github.com/watchdogd/watchdogd/internal/scan"
@@ -116,7 +117,7 @@ func (d *daemon) ensureStore(ctx context.Context) error {
 	}
 	st, err := ledger.Open(ctx, d.storeURL)
 	if err != nil {
-		return err
+		return app.FromError(err, d.src.StateFrom)
 	}
 	d.store.Store(st)
 	d.cycle.Store = st
