@@ -49,7 +49,7 @@ func TestLedgerPathRefusedAtStart(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name, state, want string
-		unprivileged    bool
+		unprivileged      bool
 	}{
 		{"a directory", dir, "ledger sqlite://" + dir + ": " + dir + " is a directory; name the ledger's file in it: sqlite://" + dir + "/state.db", false},
 		{"through a file", file + "/state.db", "ledger sqlite://" + file + "/state.db: " + file + " is a file, not a directory the ledger can be made in", false},
