@@ -177,16 +177,24 @@ func TestFaultLedgerSQLiteReadOnly(t *testing.T) {
 	if os.Geteuid() == 0 {
 		prefix = []string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"}
 	}
-	run := func(args ...string) (*exec.Cmd, *syncBuffer) {
+	run := func(env []string, args ...string) (*exec.Cmd, *syncBuffer) {
 		all := append(append([]string{}, prefix...), append([]string{bin}, args...)...)
 		cmd := exec.Command(all[0], all[1:]...)
-		cmd.Env = append(os.Environ(), e.environ()...)
+		cmd.Env = append(append(os.Environ(), e.environ()...), env...)
 		out := newSyncBuffer()
 		cmd.Stdout, cmd.Stderr = out, out
 		return cmd, out
 	}
-	// Create the ledger as the daemon's user, then take write access away.
-	init, out := run("run", "--once", "--dry-run", "--config", e.cfg)
+	// Create the ledger as the daemon's user, by a cycle on a kandev with
+	// nothing to find (a dry run makes no ledger), then take write access
+	// away.
+	empty, err := kandevdb.CreateSQLite(filepath.Join(shared, "empty-kandev.db"), kandevdb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = empty.Close()
+	_ = os.Chmod(filepath.Join(shared, "empty-kandev.db"), 0o666)
+	init, out := run([]string{"WATCHDOGD_DATABASE_URL=sqlite://" + filepath.Join(shared, "empty-kandev.db")}, "run", "--once", "--config", e.cfg)
 	if err := init.Run(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -194,7 +202,7 @@ func TestFaultLedgerSQLiteReadOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = os.Chmod(stateDir, 0o555)
-	cmd, dout := run("run", "--config", e.cfg)
+	cmd, dout := run(nil, "run", "--config", e.cfg)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

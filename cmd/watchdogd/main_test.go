@@ -232,9 +232,17 @@ func TestDatabaseURLPrecedence(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("database:\n  url: sqlite:///from/file.db\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	// File only: its URL is used (and does not exist).
-	if r := watchdogd(t, nil, "scan", "--config", cfg); !strings.Contains(r.stderr, "/from/file.db") {
-		t.Errorf("file URL not used: %q", r.stderr)
+	// File only: its URL is used (and does not exist), and the error says
+	// which line set it; so does one about the env's or the flag's.
+	if r := watchdogd(t, nil, "scan", "--config", cfg); !strings.Contains(r.stderr, "/from/file.db") ||
+		!strings.Contains(r.stderr, "(URL from database.url at "+cfg+":2)") {
+		t.Errorf("file URL not used, or not named: %q", r.stderr)
+	}
+	if r := watchdogd(t, []string{"WATCHDOGD_DATABASE_URL=sqlite:///from/env.db"}, "scan", "--config", cfg); !strings.Contains(r.stderr, "(URL from $WATCHDOGD_DATABASE_URL)") {
+		t.Errorf("env URL's error does not name it: %q", r.stderr)
+	}
+	if r := watchdogd(t, nil, "scan", "--config", cfg, "--database-url", "sqlite:///from/flag.db"); !strings.Contains(r.stderr, "(URL from --database-url)") {
+		t.Errorf("flag URL's error does not name it: %q", r.stderr)
 	}
 	// Env beats file.
 	if r := watchdogd(t, []string{"WATCHDOGD_DATABASE_URL=" + db.URL()}, "scan", "--config", cfg); r.code != 0 {

@@ -39,7 +39,13 @@ func (c *notifyTestCmd) run(ctx context.Context, e proc) error {
 	}
 	tok, err := app.Secret(e.getenv, "WATCHDOGD_SLACK_TOKEN", cfg.Slack.TokenFile)
 	if err != nil {
-		return err
+		return fmt.Errorf("slack.token_file: %w", err)
+	}
+	if tok == "" {
+		// The config requires a source; an empty one would reach Slack
+		// as not_authed, which names neither.
+		return fmt.Errorf("no Slack bot token: $WATCHDOGD_SLACK_TOKEN is unset and slack.token_file %s is empty; "+
+			"give the app's Bot User OAuth Token (xoxb-…) in one of them", cfg.Slack.TokenFile)
 	}
 	channel, _ := policy.Route(*cfg.Routing(), model.Episode{WorkspaceID: c.workspace})
 	if channel == "" {

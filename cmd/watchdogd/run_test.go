@@ -348,22 +348,6 @@ func TestNoSecretsInOutput(t *testing.T) {
 	}
 }
 
-// TestDryRunWritesAndSendsNothing: --dry-run decides and prints, but the
-// ledger stays empty and Slack hears nothing.
-func TestDryRunWritesAndSendsNothing(t *testing.T) {
-	e := newEnv(t, world(time.Now()), "sqlite", "")
-	r := watchdogd(t, e.environ(), "run", "--once", "--dry-run", "--config", e.cfg)
-	if r.code != 0 || !strings.Contains(r.stdout, "would open") || !strings.Contains(r.stdout, "→ Slack C-ops") {
-		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
-	}
-	if n := len(e.slack.Messages()); n != 0 {
-		t.Fatalf("%d messages sent", n)
-	}
-	if acts := e.actions(); len(acts) != 0 {
-		t.Fatalf("%d actions written", len(acts))
-	}
-}
-
 // TestWithoutSlack: with no slack: block, Slack steps are logged and the
 // daemon warns once instead of failing.
 func TestWithoutSlack(t *testing.T) {

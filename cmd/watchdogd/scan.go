@@ -63,7 +63,7 @@ func (c *scanCmd) run(ctx context.Context, e proc) error {
 	}
 	rep, snap, err := scanOnce(ctx, url, cfg, now)
 	if err != nil {
-		return err
+		return app.FromError(err, app.DatabaseFrom(in, cfg))
 	}
 	if err := printReport(e.stdout, c.output, rep); err != nil {
 		return err

@@ -44,8 +44,9 @@ func (d Deps) Close() {
 }
 
 // NewCycle connects everything one cycle needs (`run --once`): kandev's
-// database read at now, the ledger, the outlets.
-func NewCycle(ctx context.Context, in Inputs, cfg *config.Config, log *zap.Logger, m *metrics.Metrics, now func() time.Time) (*cycle.Cycle, Deps, error) {
+// database read at now, the ledger, the outlets. A dry run's SQLite ledger
+// is a copy (ledger.OpenCopy), so that it neither makes nor writes one.
+func NewCycle(ctx context.Context, in Inputs, cfg *config.Config, log *zap.Logger, m *metrics.Metrics, now func() time.Time, dryRun bool) (*cycle.Cycle, Deps, error) {
 	var d Deps
 	src, err := ReadSources(in, cfg)
 	if err != nil {
@@ -53,11 +54,19 @@ func NewCycle(ctx context.Context, in Inputs, cfg *config.Config, log *zap.Logge
 	}
 	WarnCleartext(log, cfg, src)
 	if d.Reader, err = kandev.Open(ctx, src.Database, cycle.ReaderOptions(cfg, now)); err != nil {
-		return nil, d, err
+		return nil, d, FromError(err, src.DatabaseFrom)
 	}
-	if d.Store, err = ledger.Open(ctx, src.State); err != nil {
+	switch {
+	case dryRun:
+		d.Store, err = ledger.OpenCopy(ctx, src.State)
+	case ledger.CheckPath(src.State) != nil:
+		err = ledger.CheckPath(src.State)
+	default:
+		d.Store, err = ledger.Open(ctx, src.State)
+	}
+	if err != nil {
 		d.Close()
-		return nil, d, err
+		return nil, d, FromError(err, src.StateFrom)
 	}
 	c := &cycle.Cycle{Config: cfg, Reader: d.Reader, Store: d.Store, Log: log, Metrics: m, Now: now, Holder: Holder()}
 	if c.Outlets, err = Connect(cfg, src, log, c); err != nil {

@@ -19,8 +19,11 @@ import (
 type Sources struct {
 	Database string
 	State    string
-	Slack    config.Secret // empty without a slack: block
-	Kandev   config.Secret
+	// DatabaseFrom and StateFrom say where each URL came from (a flag,
+	// the environment, a file and line), for the errors about them.
+	DatabaseFrom, StateFrom string
+	Slack                   config.Secret // empty without a slack: block
+	Kandev                  config.Secret
 }
 
 // ReadSources resolves every source for cfg.
@@ -33,6 +36,7 @@ func ReadSources(in Inputs, cfg *config.Config) (Sources, error) {
 	if s.State, err = StateURL(cfg); err != nil {
 		return s, err
 	}
+	s.DatabaseFrom, s.StateFrom = DatabaseFrom(in, cfg), StateFrom(cfg)
 	if s.Kandev, err = Secret(in.Getenv, "WATCHDOGD_KANDEV_TOKEN", cfg.Kandev.TokenFile); err != nil {
 		return s, fmt.Errorf("kandev.token_file: %w", err)
 	}

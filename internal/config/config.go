@@ -44,6 +44,8 @@ type Config struct {
 	File string `yaml:"-"`
 
 	warnings []string
+	// lines maps the fields the file sets ("state.url") to their lines.
+	lines map[string]int
 }
 
 // Database is kandev's database.
@@ -217,6 +219,7 @@ func parse(name string, b []byte, d *decoder) (cfg *Config, err error) {
 		return nil, d.sorted(name)
 	}
 	ladderWarnings(c, d)
+	c.lines = d.lines
 	sort.SliceStable(d.warnings, func(i, j int) bool { return d.warnings[i].Line < d.warnings[j].Line })
 	c.warnings = (&Problems{File: name, Items: d.warnings}).Lines()
 	return c, nil

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/watchdogd/watchdogd/internal/model"
@@ -96,4 +97,15 @@ func (c *Config) Routing() *model.Routing {
 		r.Allowed = model.Actors{Users: i.AllowedUsers, Usergroups: i.AllowedUsergroups}
 	}
 	return r
+}
+
+// Where says where the config file sets the field at path ("state.url"):
+// "file:line", or "" where the file leaves it at its default (and for
+// the built-in defaults). Errors about a value name it, so that whoever
+// reads one knows which line to change.
+func (c *Config) Where(path string) string {
+	if l, ok := c.lines[path]; ok && c.File != "" {
+		return fmt.Sprintf("%s:%d", c.File, l)
+	}
+	return ""
 }

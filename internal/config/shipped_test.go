@@ -27,6 +27,7 @@ func TestDefaultsFileIsTheDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	got.File, want.File = "", ""
+	got.lines, want.lines = nil, nil // where the file set each key, as File
 	if !reflect.DeepEqual(got, want) {
 		g, _ := json.MarshalIndent(got, "", " ")
 		w, _ := json.MarshalIndent(want, "", " ")

@@ -112,8 +112,13 @@ type status struct {
 	lastOK   time.Time
 	lastErr  string
 	failures int // consecutive failed cycles
-	sched    cron.Schedule
-	leader   bool
+	// failingSince is when the first of those failures came, scanFailing
+	// whether the last one's scan failed (kandev unread), not only what
+	// came after it: the page, the API and /readyz say both.
+	failingSince time.Time
+	scanFailing  bool
+	sched        cron.Schedule
+	leader       bool
 }
 
 // Run is `watchdogd run`: it runs until ctx is cancelled (SIGTERM), then
@@ -143,6 +148,9 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	app.WarnCleartext(log, cfg, src)
+	if err := ledger.CheckPath(src.State); err != nil {
+		return app.FromError(err, src.StateFrom)
+	}
 	if err := d.install(cfg, src); err != nil {
 		return err
 	}
@@ -227,12 +235,12 @@ func (d *daemon) install(cfg *config.Config, src app.Sources) error {
 	var retired []io.Closer
 	dbURL, sURL := src.Database, src.State
 	ropts := cycle.ReaderOptions(cfg, time.Now)
-	if d.reader == nil || d.reader.URL != dbURL || d.reader.Opts.BusyTimeout != ropts.BusyTimeout ||
+	if d.reader == nil || d.reader.URL != dbURL || d.reader.From != src.DatabaseFrom || d.reader.Opts.BusyTimeout != ropts.BusyTimeout ||
 		d.reader.Tolerance != cfg.Thresholds.FutureTolerance {
 		if d.reader != nil {
 			retired = append(retired, d.reader)
 		}
-		d.reader = &kandev.Lazy{URL: dbURL, Opts: ropts, Tolerance: cfg.Thresholds.FutureTolerance}
+		d.reader = &kandev.Lazy{URL: dbURL, From: src.DatabaseFrom, Opts: ropts, Tolerance: cfg.Thresholds.FutureTolerance}
 	}
 	c.Reader = d.reader
 	if sURL != d.storeURL {

@@ -157,7 +157,7 @@ func (d *daemon) readiness(ctx context.Context) []string {
 	var problems []string
 	d.status.mu.RLock()
 	lastOK, failures, sched, leader := d.status.lastOK, d.status.failures, d.status.sched, d.status.leader
-	lastErr := d.status.lastErr
+	fail := d.status.failing()
 	d.status.mu.RUnlock()
 	switch {
 	case lastOK.IsZero():
@@ -176,8 +176,11 @@ func (d *daemon) readiness(ctx context.Context) []string {
 	if d.lease != nil && !leader && !d.lease.SeenCurrent() {
 		problems = append(problems, "standby sees no current lease")
 	}
-	if len(problems) > 0 && lastErr != "" {
-		problems = append(problems, "last error: "+lastErr)
+	if len(problems) > 0 && fail.err != "" && !fail.on() {
+		problems = append(problems, "last error: "+fail.err)
+	}
+	if len(problems) > 0 && fail.on() {
+		problems = append(problems, fail.words())
 	}
 	return problems
 }
@@ -211,7 +214,16 @@ func (d *daemon) readyz(w http.ResponseWriter, r *http.Request) {
 	if d.lease != nil && !d.lease.Held() {
 		role = "standby"
 	}
-	_, _ = fmt.Fprintf(w, "ready (%s)\n", role)
+	// One failed cycle leaves a replica ready (a blip must not move
+	// traffic or the lease), but the answer says so.
+	d.status.mu.RLock()
+	fail := d.status.failing()
+	d.status.mu.RUnlock()
+	note := ""
+	if fail.on() {
+		note = "; " + fail.words()
+	}
+	_, _ = fmt.Fprintf(w, "ready (%s)%s\n", role, note)
 }
 
 // kindWords is a kind in the words Slack messages use, for the page.

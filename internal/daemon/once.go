@@ -27,7 +27,7 @@ func Once(ctx context.Context, opts Options, dryRun bool, now func() time.Time) 
 	if cfg.Slack == nil {
 		log.Warn("no slack: block in the config; Slack steps are written to the log instead")
 	}
-	c, d, err := app.NewCycle(ctx, opts.Inputs, cfg, log, metrics.New(prometheus.NewRegistry(), opts.Version), now)
+	c, d, err := app.NewCycle(ctx, opts.Inputs, cfg, log, metrics.New(prometheus.NewRegistry(), opts.Version), now, dryRun)
 	if err != nil {
 		return err
 	}

@@ -41,7 +41,7 @@ func TestLogFollowsPublish(t *testing.T) {
 	core, _ := observer.New(zapcore.InfoLevel)
 	d.log = zap.New(core, zap.Hooks(hook))
 	now := time.Now()
-	d.failed(errors.New("scan: connection refused"), newView(storm(2, now), nil, "http://kandev", now))
+	d.failed(errors.New("scan: connection refused"), newView(storm(2, now), nil, "http://kandev", now), now)
 	d.succeeded(newView(storm(2, now), nil, "http://kandev", now))
 	for msg, want := range map[string]string{
 		"cycle failed":    "last_error=scan: connection refused",

@@ -49,3 +49,24 @@ func TestStaleAt(t *testing.T) {
 		}
 	}
 }
+
+// TestFailingWords: a run of failed cycles in the words the page, the API
+// and /readyz use; none after a cycle that succeeded.
+func TestFailingWords(t *testing.T) {
+	since := time.Date(2026, 12, 1, 5, 20, 0, 7e8, time.UTC)
+	cases := []struct {
+		f    failing
+		want string
+	}{
+		{failing{}, ""},
+		// kandev unread: the scan fails.
+		{failing{since: since, n: 1, scan: true, err: "kandev database x: gone"}, "scan failing since 2026-12-01 05:20:00 UTC (1 cycle): kandev database x: gone"},
+		// The scan works, the ledger does not.
+		{failing{since: since, n: 3, err: "ledger: locked"}, "cycle failing since 2026-12-01 05:20:00 UTC (3 cycles in a row): ledger: locked"},
+	}
+	for _, c := range cases {
+		if got := c.f.words(); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.f, got, c.want)
+		}
+	}
+}

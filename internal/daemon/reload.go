@@ -11,6 +11,7 @@ import (
 	"github.com/watchdogd/watchdogd/internal/app"
 	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/httpguard"
+	"github.com/watchdogd/watchdogd/internal/ledger"
 	"github.com/watchdogd/watchdogd/internal/term"
 )
 
@@ -122,6 +123,11 @@ func (d *daemon) apply(cfg *config.Config, src app.Sources) error {
 	case <-d.stopping: // shutdown closes what install would open
 		return errShuttingDown
 	default:
+	}
+	if src.State != d.storeURL { // a ledger that cannot be made is refused, as at start
+		if err := ledger.CheckPath(src.State); err != nil {
+			return app.FromError(err, src.StateFrom)
+		}
 	}
 	if err := d.install(cfg, src); err != nil {
 		return err

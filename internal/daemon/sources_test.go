@@ -102,7 +102,9 @@ func TestRefreshRereadsSources(t *testing.T) {
 		}
 	}
 	want := app.Sources{Database: "sqlite:///kandev/two.db", State: "sqlite:///state/two.db", Slack: "xoxb-env", Kandev: "pat-two"}
-	if d.src != want || d.reader.URL != want.Database || d.storeURL != want.State {
+	got := d.src
+	got.DatabaseFrom, got.StateFrom = "", "" // where they came from: the files, as before
+	if got != want || d.reader.URL != want.Database || d.storeURL != want.State {
 		t.Errorf("in use: %+v (reader %s, ledger %s), want %+v", d.src, d.reader.URL, d.storeURL, want)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/robfig/cron/v3"
 	"go.uber.org/zap"
 
+	"github.com/watchdogd/watchdogd/internal/app"
 	"github.com/watchdogd/watchdogd/internal/config"
 	"github.com/watchdogd/watchdogd/internal/ledger"
 	"github.com/watchdogd/watchdogd/internal/scan"
@@ -61,6 +62,7 @@ func (d *daemon) schedule(sched cron.Schedule) {
 func (d *daemon) tick() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	start := time.Now()
 	cfg := d.cfg.Load()
 	ctx, cancel := context.WithTimeout(d.work, cfg.CycleTimeout)
 	defer cancel()
@@ -69,20 +71,20 @@ func (d *daemon) tick() {
 		// Scan anyway, so that the scan's metrics say whether kandev is
 		// readable and the alert that fires names the ledger.
 		_, _, _ = d.cycle.Scan(ctx, time.Now())
-		d.failed(err, nil)
+		d.failed(err, nil, start)
 		return
 	}
 	if d.lease != nil {
 		d.lease.Renew(ctx)
 		if !d.lease.Held() {
-			d.standby(ctx, cfg)
+			d.standby(ctx, cfg, start)
 			return
 		}
 	}
 	_, err := d.cycle.Run(ctx)
 	d.countResolved(ctx)
 	if err != nil {
-		d.failed(err, d.afterCycle(cfg))
+		d.failed(err, d.afterCycle(cfg), start)
 		return
 	}
 	d.m.LastSuccessfulCycle.SetToCurrentTime()
@@ -99,10 +101,10 @@ func (d *daemon) afterCycle(cfg *config.Config) *view {
 
 // standby scans without acting, so that a standby's readiness means its
 // scan works.
-func (d *daemon) standby(ctx context.Context, cfg *config.Config) {
+func (d *daemon) standby(ctx context.Context, cfg *config.Config, start time.Time) {
 	_, _, err := d.cycle.Scan(ctx, time.Now())
 	if err != nil {
-		d.failed(err, d.afterCycle(cfg))
+		d.failed(err, d.afterCycle(cfg), start)
 		return
 	}
 	// The gauges are the ledger's; a read that fails leaves them as they
@@ -125,7 +127,7 @@ func (d *daemon) ensureStore(ctx context.Context) error {
 	}
 	st, err := ledger.Open(ctx, d.storeURL)
 	if err != nil {
-		return err
+		return app.FromError(err, d.src.StateFrom)
 	}
 	d.store.Store(st)
 	d.cycle.Store = st
@@ -133,19 +135,26 @@ func (d *daemon) ensureStore(ctx context.Context) error {
 	return nil
 }
 
-// failed records a failed cycle and publishes v (see publish), then logs,
-// once per change of error rather than once per tick. The log line comes
-// last so that whoever reads it finds the page and the API already saying
-// the same (an operator, a script, or a test waiting for it).
-func (d *daemon) failed(err error, v *view) {
+// failed records a failed cycle that began at start and publishes v (see
+// publish), then logs, once per change of error rather than once per
+// tick. Its scan failed unless one completed since start. The log line
+// comes last so that whoever reads it finds the page and the API already
+// saying the same (an operator, a script, or a test waiting for it).
+func (d *daemon) failed(err error, v *view, start time.Time) {
 	msg := term.OneLine(err)
-	d.status.mu.Lock()
-	d.status.lastErr = msg
-	d.status.failures++
+	s := &d.status
+	s.mu.Lock()
+	s.lastErr = msg
+	if s.failures == 0 {
+		s.failingSince = time.Now()
+	}
+	s.failures++
+	s.scanFailing = s.lastOK.Before(start)
+	f := s.failing()
 	d.publish(v)
-	d.status.mu.Unlock()
+	s.mu.Unlock()
 	if msg != d.lastErr {
-		d.log.Error("cycle failed", zap.String("err", msg))
+		d.log.Error("cycle failed", zap.String("err", msg), zap.Bool("scan_failing", f.scan), zap.Time("failing_since", f.since))
 		d.lastErr = msg
 	} else {
 		d.log.Debug("cycle failed again", zap.String("err", msg))
@@ -166,6 +175,7 @@ func (d *daemon) scanned(rep scan.Report, at time.Time) {
 func (d *daemon) succeeded(v *view) {
 	d.status.mu.Lock()
 	d.status.lastErr, d.status.failures = "", 0
+	d.status.failingSince, d.status.scanFailing = time.Time{}, false
 	d.publish(v)
 	d.status.mu.Unlock()
 	if d.lastErr != "" {

@@ -42,10 +42,10 @@ type view struct {
 	closed []closedView
 
 	// The daemon's status when the view was published.
-	report  *scan.Report
-	leader  bool
-	lastOK  time.Time
-	lastErr string
+	report *scan.Report
+	leader bool
+	lastOK time.Time
+	fail   failing
 
 	page, api rendered
 }
@@ -239,7 +239,7 @@ func (d *daemon) publish(v *view) {
 		v = &view{at: old.at, err: old.err, episodes: old.episodes, total: old.total, kinds: old.kinds, closed: old.closed}
 	}
 	s := &d.status
-	v.report, v.leader, v.lastOK, v.lastErr = s.report, s.leader, s.lastOK, s.lastErr
+	v.report, v.leader, v.lastOK, v.fail = s.report, s.leader, s.lastOK, s.failing()
 	d.view.Store(v)
 }
 
@@ -261,9 +261,15 @@ func (v *view) apiBody() ([]byte, error) {
 		Leader            bool          `json:"leader"`
 		LastScanAt        string        `json:"last_successful_scan_at,omitempty"`
 		LastError         string        `json:"last_error,omitempty"`
+		// ScanFailing says kandev's database is not being read: the
+		// report and episodes are as of last_successful_scan_at.
+		ScanFailing bool `json:"scan_failing"`
+		// FailingSince is when the cycles that fail in a row began to.
+		FailingSince string `json:"failing_since,omitempty"`
 		// Closed are the destinations nothing is sent to (a webhook gone).
 		Closed []closedView `json:"closed_destinations"`
-	}{v.report, v.episodes, v.total, v.total - len(v.episodes), kandevtime.RFC3339(v.at), v.leader, "", v.lastErr, v.closed}
+	}{v.report, v.episodes, v.total, v.total - len(v.episodes), kandevtime.RFC3339(v.at), v.leader, "", v.fail.err,
+		v.fail.on() && v.fail.scan, v.fail.sinceRFC3339(), v.closed}
 	if !v.lastOK.IsZero() {
 		resp.LastScanAt = kandevtime.RFC3339(v.lastOK)
 	}
@@ -279,7 +285,8 @@ func (v *view) apiBody() ([]byte, error) {
 // pageBody is the status page.
 func (v *view) pageBody() ([]byte, error) {
 	data := pageData{Episodes: v.episodes[:min(len(v.episodes), pageRows)], Total: v.total, Listed: len(v.episodes),
-		Kinds: v.kinds, LastScan: "never", LastError: v.lastErr, Role: "leader", Closed: v.closed}
+		Kinds: v.kinds, LastScan: "never", LastError: v.fail.err, Failing: v.fail.words(), ScanFailing: v.fail.on() && v.fail.scan,
+		Role: "leader", Closed: v.closed}
 	if v.report != nil {
 		data.Sessions = len(v.report.Sessions)
 	}

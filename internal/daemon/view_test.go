@@ -82,7 +82,7 @@ func equal(a, b []string) bool {
 func TestAPIBody(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	v := newView(storm(viewRows+5, now), nil, "http://kandev", now)
-	v.leader, v.lastErr = true, "kandev unreachable"
+	v.leader, v.fail.err = true, "kandev unreachable"
 	b, err := v.apiBody()
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package kandev
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -26,6 +27,9 @@ const ReopenAfter = 10 * time.Minute
 type Lazy struct {
 	URL  string
 	Opts Options
+	// From says where URL came from (a flag, the environment, a file and
+	// line), added to the errors of opening it.
+	From string
 	// Tolerance is the future tolerance Opts.NotAfter applies, which a
 	// reload may change.
 	Tolerance time.Duration
@@ -49,6 +53,9 @@ func (l *Lazy) get(ctx context.Context) (*Reader, error) {
 	_ = l.closeLocked()
 	r, err := Open(ctx, l.URL, l.Opts)
 	if err != nil {
+		if l.From != "" {
+			err = fmt.Errorf("%w (URL from %s)", err, l.From)
+		}
 		return nil, err
 	}
 	l.r, l.opened = r, now()

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
-	"sort"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -169,57 +168,6 @@ func (r *Reader) Dialect() authority.Dialect { return r.dialect }
 
 // Close releases the connections.
 func (r *Reader) Close() error { return r.db.Close() }
-
-// required lists every column watchdogd reads, per table.
-var required = map[string][]string{
-	"tasks":                 {"id", "workspace_id", "title", "metadata", "archived_at"},
-	"task_sessions":         {"id", "task_id", "state", "is_primary", "started_at"},
-	"task_session_turns":    {"id", "task_session_id", "started_at", "created_at", "completed_at", "metadata"},
-	"task_session_messages": {"id", "turn_id", "author_type", "type", "content", "metadata", "created_at", "updated_at"},
-}
-
-// checkSchema verifies, in one statement, that every table and column
-// watchdogd reads exists; queued_messages may be absent (read as empty).
-func (r *Reader) checkSchema(ctx context.Context) error {
-	q := `SELECT m.name, p.name FROM sqlite_master m JOIN pragma_table_info(m.name) p WHERE m.type IN ('table', 'view')`
-	if r.dialect == authority.Postgres {
-		q = `SELECT table_name::text, column_name::text FROM information_schema.columns WHERE table_schema = ANY (current_schemas(false))`
-	}
-	rows, err := r.db.QueryContext(ctx, q)
-	if err != nil {
-		return fmt.Errorf("kandev database %s: read schema: %w", r.name, err)
-	}
-	defer func() { _ = rows.Close() }()
-	have := map[string]bool{}
-	for rows.Next() {
-		var table, col string
-		if err := rows.Scan(&table, &col); err != nil {
-			return fmt.Errorf("kandev database %s: read schema: %w", r.name, err)
-		}
-		have[strings.ToLower(table)+"."+strings.ToLower(col)] = true
-		have[strings.ToLower(table)] = true
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("kandev database %s: read schema: %w", r.name, err)
-	}
-	var missing []string
-	for table, cols := range required {
-		for _, c := range cols {
-			if !have[table+"."+c] {
-				missing = append(missing, table+"."+c)
-			}
-		}
-	}
-	if len(missing) > 0 {
-		sort.Strings(missing)
-		return fmt.Errorf("kandev database %s is missing %s (is this a kandev database?)", r.name, strings.Join(missing, ", "))
-	}
-	r.hasQueued = have["queued_messages.session_id"]
-	if r.dialect == authority.SQLite {
-		return r.findProbeIndex(ctx)
-	}
-	return nil
-}
 
 // findProbeIndex looks for kandev's (task_session_id, started_at) index.
 // Without statistics (kandev never runs ANALYZE) SQLite's planner prefers

@@ -40,6 +40,8 @@ type Store struct {
 	db   *sql.DB
 	pg   bool
 	name string
+	// cleanup, if set, runs after Close (OpenCopy's copy is removed).
+	cleanup func()
 }
 
 // Open connects to the ledger at url (sqlite://… or postgres://…) and
@@ -272,7 +274,13 @@ func Newest() (int64, error) {
 }
 
 // Close closes the connections.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	err := s.db.Close()
+	if s.cleanup != nil {
+		s.cleanup()
+	}
+	return err
+}
 
 // Ping checks the ledger is reachable (readiness).
 func (s *Store) Ping(ctx context.Context) error {
