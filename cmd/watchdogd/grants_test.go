@@ -21,18 +21,7 @@ import (
 // queued_messages was read as empty.
 func TestPostgresMissingGrant(t *testing.T) {
 	ctx := context.Background()
-	dsn, err := pg.NewDatabase(ctx, "grants")
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := kandevdb.CreatePostgres(ctx, dsn, kandevdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Write(ctx, kandevdb.Demo(demoNow)); err != nil {
-		t.Fatal(err)
-	}
-	_ = db.Close()
+	dsn := postgresKandev(t, "grants", kandevdb.Demo(demoNow))
 	admin, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)

@@ -100,18 +100,7 @@ func TestSameReportOnBothDialects(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = lite.Close()
-	dsn, err := pg.NewDatabase(ctx, "report")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pgdb, err := kandevdb.CreatePostgres(ctx, dsn, kandevdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pgdb.Write(ctx, ds); err != nil {
-		t.Fatal(err)
-	}
-	_ = pgdb.Close()
+	dsn := postgresKandev(t, "report", ds)
 
 	reports := map[string]string{}
 	for name, url := range map[string]string{"sqlite": lite.URL(), "postgres": dsn} {

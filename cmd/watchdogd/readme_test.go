@@ -41,18 +41,7 @@ func readmeBlock(t *testing.T, heading, lang string) string {
 // given.
 func TestREADMEReadOnlyRole(t *testing.T) {
 	ctx := context.Background()
-	dsn, err := pg.NewDatabase(ctx, "readme")
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := kandevdb.CreatePostgres(ctx, dsn, kandevdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Write(ctx, kandevdb.Demo(demoNow)); err != nil {
-		t.Fatal(err)
-	}
-	_ = db.Close()
+	dsn := postgresKandev(t, "readme", kandevdb.Demo(demoNow))
 	admin, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
